@@ -1,0 +1,1 @@
+//! Test-suite package for Toolmark (integration tests, examples, benches).

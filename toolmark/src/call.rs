@@ -1,0 +1,440 @@
+//! The call pipeline (§6), one step per function:
+//!
+//! 1. lookup — unknown or hidden → `unknown_tool`
+//! 2. allow — the caller is allowed, and has a confirmation path if needed → `not_allowed`
+//! 3. validate — limits, then the typed decode → `invalid` with issues
+//! 4. confirm — guarded tool, non-human caller: deferred → `needs_confirmation`;
+//!    inline → the confirm handler
+//! 5. enqueue — the scope's FIFO (`busy`, `scope_disposed`, `cancelled`)
+//! 6. run — under the deadline; abort → grace → abandon
+//! 7. outcome — ok / error / refused, events
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tokio::sync::SemaphorePermit;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{CallShared, Deadline, Progress, ProgressFn};
+use crate::event::Event;
+use crate::input::{check_limits, json_type};
+use crate::registry::ToolEntry;
+use crate::scope::ScopeNode;
+use crate::sensitive::{scrub, withhold_value, Matcher};
+use crate::toolmark::{normalize_input, Inner};
+use crate::{
+    Caller, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext, ToolError,
+    Toolmark,
+};
+
+/// How a call is made: who calls, and optionally the caller's cancellation signal
+/// and a progress listener.
+#[derive(Clone)]
+pub struct CallOptions {
+    pub(crate) caller: Caller,
+    pub(crate) signal: Option<CancellationToken>,
+    pub(crate) progress: Option<ProgressFn>,
+}
+
+impl CallOptions {
+    /// A call by `caller`, with no signal: the run gets the `call_timeout` deadline.
+    pub fn new(caller: Caller) -> Self {
+        CallOptions {
+            caller,
+            signal: None,
+            progress: None,
+        }
+    }
+
+    /// The caller's cancellation signal. A caller that passes one owns the
+    /// deadline: no `call_timeout` applies, and cancelling it aborts the call (a
+    /// queued call never runs).
+    #[must_use]
+    pub fn signal(mut self, token: CancellationToken) -> Self {
+        self.signal = Some(token);
+        self
+    }
+
+    /// Listen to the tool's [`ToolContext::progress`] reports.
+    #[must_use]
+    pub fn on_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// The caller.
+    pub fn caller(&self) -> Caller {
+        self.caller
+    }
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("caller", &self.caller)
+            .field("signal", &self.signal.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Toolmark {
+    /// Call the tool `name` with `input` (a JSON object; `null` counts as `{}`).
+    ///
+    /// Never fails and never panics: every problem is an [`Outcome`] (`refused`
+    /// with a code, or `error` when the tool itself failed or panicked).
+    pub async fn call(&self, name: &str, input: Value, options: CallOptions) -> Outcome {
+        self.inner.call(name, input, options).await
+    }
+}
+
+fn short(name: &str) -> &str {
+    match name.char_indices().nth(120) {
+        Some((i, _)) => &name[..i],
+        None => name,
+    }
+}
+
+/// Issues at sensitive locations never quote the value; no issue carries a secret.
+pub(crate) fn safe_issues(mut issues: Vec<Issue>, matcher: &Matcher, input: &Value) -> Vec<Issue> {
+    if matcher.is_empty() {
+        return issues;
+    }
+    let secrets = matcher.secrets(input);
+    for issue in &mut issues {
+        if matcher.matches(&issue.path) {
+            issue.message = withhold_value(&issue.message);
+        }
+        issue.message = scrub(&issue.message, &secrets);
+    }
+    issues
+}
+
+impl Inner {
+    pub(crate) async fn call(self: &Arc<Self>, name: &str, input: Value, opts: CallOptions) -> Outcome {
+        let started = self.wants_events().then(tokio::time::Instant::now);
+        let caller = opts.caller;
+        let outcome = self.call_steps(name, input, opts).await;
+        if let Some(started) = started {
+            self.emit(|| Event::CallFinished {
+                tool: short(name).to_owned(),
+                caller,
+                status: outcome.status(),
+                code: outcome.refusal_code(),
+                duration: started.elapsed(),
+            });
+        }
+        outcome
+    }
+
+    async fn call_steps(self: &Arc<Self>, name: &str, input: Value, opts: CallOptions) -> Outcome {
+        let caller = opts.caller;
+        if self.shutdown.is_cancelled() {
+            return Outcome::refused(RefusalCode::Cancelled, "The app has shut down");
+        }
+        // 1. lookup
+        let Some(entry) = self.lookup(name) else {
+            return Outcome::refused(
+                RefusalCode::UnknownTool,
+                format!("No tool named `{}` is available now", short(name)),
+            );
+        };
+        // 2. allow
+        if let Err(r) = self.allow(&entry, caller) {
+            return r.into();
+        }
+        // 3. validate
+        let (input, decoded) = match self.validate(&entry, input) {
+            Ok(v) => v,
+            Err(r) => return r.into(),
+        };
+        // 4. confirm
+        let (input, decoded) = if entry.guarded() && caller != Caller::Human {
+            match self.config.mode(caller) {
+                ConfirmMode::Deferred => {
+                    return crate::confirm::defer(self, &entry, caller, input, decoded)
+                }
+                ConfirmMode::Inline => {
+                    match crate::confirm::inline_confirm(
+                        self,
+                        &entry,
+                        caller,
+                        input,
+                        decoded,
+                        opts.signal.as_ref(),
+                    )
+                    .await
+                    {
+                        Ok(v) => v,
+                        Err(outcome) => return outcome,
+                    }
+                }
+            }
+        } else {
+            (input, decoded)
+        };
+        // 5–7. enqueue, run, outcome
+        self.execute(&entry, caller, opts.signal, opts.progress, input, decoded)
+            .await
+    }
+
+    fn allow(&self, entry: &ToolEntry, caller: Caller) -> Result<(), Refusal> {
+        if !entry.callers.contains(caller) {
+            return Err(Refusal::new(
+                RefusalCode::NotAllowed,
+                format!("Tool `{}` cannot be called by {caller}", entry.name),
+            ));
+        }
+        if entry.guarded() && self.config.lacks_confirm_path(caller) {
+            self.emit(|| Event::MissingConfirmHandler {
+                tool: entry.name.to_string(),
+                callers: vec![caller],
+            });
+            return Err(Refusal::new(
+                RefusalCode::NotAllowed,
+                format!(
+                    "Tool `{}` needs the user's confirmation and the app has no confirm handler for {caller}",
+                    entry.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Limits, object shape, then the tool's own decode step.
+    pub(crate) fn validate(
+        &self,
+        entry: &ToolEntry,
+        input: Value,
+    ) -> Result<(Value, Decoded), Refusal> {
+        let input = normalize_input(input);
+        if !input.is_object() {
+            return Err(Refusal::invalid(vec![Issue::new(
+                "",
+                format!("the input must be a JSON object, not {}", json_type(&input)),
+            )]));
+        }
+        check_limits(&input, self.config.limits).map_err(|i| Refusal::invalid(vec![i]))?;
+        match (entry.decode)(&input, self.config.allow_unknown_fields) {
+            Ok(decoded) => Ok((input, decoded)),
+            Err(issues) => Err(Refusal::invalid(safe_issues(
+                issues,
+                &entry.matcher(),
+                &input,
+            ))),
+        }
+    }
+
+    /// Wait for the scope's queue: FIFO, bounded, abandoned on disposal, shutdown or
+    /// the caller's signal.
+    async fn acquire<'a>(
+        &self,
+        node: &'a ScopeNode,
+        signal: Option<&CancellationToken>,
+    ) -> Result<SemaphorePermit<'a>, Refusal> {
+        let disposed = || {
+            Refusal::new(
+                RefusalCode::ScopeDisposed,
+                format!("Scope `{}` was disposed before the call ran", node.path),
+            )
+        };
+        let cancelled =
+            || Refusal::new(RefusalCode::Cancelled, "The call was cancelled before it ran");
+        if node.is_disposed() {
+            return Err(disposed());
+        }
+        if signal.is_some_and(CancellationToken::is_cancelled) {
+            return Err(cancelled());
+        }
+        if let Ok(permit) = node.queue.try_acquire() {
+            return Ok(permit);
+        }
+        if node.waiting.fetch_add(1, Ordering::AcqRel) >= self.config.queue_bound {
+            node.waiting.fetch_sub(1, Ordering::AcqRel);
+            return Err(Refusal::new(
+                RefusalCode::Busy,
+                format!(
+                    "Scope `{}` has {} calls waiting; try again later",
+                    node.path, self.config.queue_bound
+                ),
+            ));
+        }
+        struct Waiting<'a>(&'a ScopeNode);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.waiting.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let _waiting = Waiting(node);
+        tokio::select! {
+            biased;
+            () = node.dispose_token.cancelled() => Err(disposed()),
+            () = self.shutdown.cancelled() => Err(cancelled()),
+            () = maybe_cancelled(signal) => Err(cancelled()),
+            permit = node.queue.acquire() => permit.map_err(|_| disposed()),
+        }
+    }
+
+    /// Steps 5–7 for a validated (and, if needed, confirmed) call.
+    pub(crate) async fn execute(
+        self: &Arc<Self>,
+        entry: &Arc<ToolEntry>,
+        caller: Caller,
+        signal: Option<CancellationToken>,
+        progress: Option<ProgressFn>,
+        input: Value,
+        decoded: Decoded,
+    ) -> Outcome {
+        let node = &entry.scope;
+        let _permit = match self.acquire(node, signal.as_ref()).await {
+            Ok(p) => p,
+            Err(r) => return r.into(),
+        };
+        let limit = match signal {
+            Some(_) => None,
+            None => Some(entry.timeout.unwrap_or(self.config.call_timeout)),
+        };
+        let token = match &signal {
+            Some(s) => s.child_token(),
+            None => CancellationToken::new(),
+        };
+        let shared = Arc::new(CallShared {
+            caller,
+            tool: Arc::clone(&entry.name),
+            signal: token,
+            inner: Some(Arc::clone(self)),
+            entry: Some(Arc::clone(entry)),
+            input,
+            deadline: Deadline::new(limit),
+            progress,
+            test_states: None,
+        });
+        self.emit(|| Event::CallStarted {
+            tool: entry.name.to_string(),
+            caller,
+        });
+        let fut = (entry.run)(ToolContext { call: Arc::clone(&shared) }, decoded);
+        let end = self.run_guarded(node, &shared, signal.as_ref(), fut).await;
+        finish(end, &shared, || entry.matcher())
+    }
+
+    /// Run `fut` under the call's deadline, the caller's signal, disposal and
+    /// shutdown; an aborted run gets the abort grace, then is abandoned (dropped).
+    pub(crate) async fn run_guarded<F>(
+        &self,
+        node: &ScopeNode,
+        shared: &CallShared,
+        signal: Option<&CancellationToken>,
+        fut: F,
+    ) -> RunEnd
+    where
+        F: Future<Output = Result<Value, ToolError>> + Send,
+    {
+        let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
+        // Fast path: a tool that finishes on its first poll needs no timer.
+        let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+        if let Poll::Ready(r) = first {
+            return RunEnd::from_result(r);
+        }
+        let why = tokio::select! {
+            biased;
+            r = &mut fut => return RunEnd::from_result(r),
+            () = shared.deadline.expired() => Abort::Deadline,
+            () = maybe_cancelled(signal) => Abort::Signal,
+            () = node.dispose_token.cancelled() => Abort::Disposed,
+            () = self.shutdown.cancelled() => Abort::Shutdown,
+        };
+        shared.signal.cancel();
+        tokio::select! {
+            biased;
+            _ = &mut fut => {}
+            () = tokio::time::sleep(self.config.abort_grace) => {
+                self.emit(|| Event::ToolAbandoned {
+                    tool: shared.tool.to_string(),
+                    caller: shared.caller,
+                });
+            }
+        }
+        RunEnd::Aborted(why)
+    }
+}
+
+async fn maybe_cancelled(signal: Option<&CancellationToken>) {
+    match signal {
+        Some(s) => s.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Abort {
+    Deadline,
+    Signal,
+    Disposed,
+    Shutdown,
+}
+
+pub(crate) enum RunEnd {
+    Done(Result<Value, ToolError>),
+    Panicked(String),
+    Aborted(Abort),
+}
+
+impl RunEnd {
+    fn from_result(r: Result<Result<Value, ToolError>, Box<dyn Any + Send>>) -> Self {
+        match r {
+            Ok(done) => RunEnd::Done(done),
+            Err(payload) => RunEnd::Panicked(panic_message(payload.as_ref())),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-string panic payload".to_owned()
+    }
+}
+
+/// Turn how a run ended into its outcome. Error and panic messages are scrubbed of
+/// the call's secret values.
+pub(crate) fn finish(end: RunEnd, shared: &CallShared, matcher: impl FnOnce() -> Matcher) -> Outcome {
+    let scrubbed = |mut e: ToolError| {
+        let matcher = matcher();
+        if !matcher.is_empty() {
+            let secrets = matcher.secrets(&shared.input);
+            e.message = scrub(&e.message, &secrets);
+            e.issues = safe_issues(e.issues, &matcher, &shared.input);
+        }
+        e
+    };
+    match end {
+        RunEnd::Done(Ok(output)) => Outcome::Ok { output },
+        RunEnd::Done(Err(e)) => Outcome::Error(scrubbed(e)),
+        RunEnd::Panicked(msg) => {
+            Outcome::Error(scrubbed(ToolError::new(format!("the tool panicked: {msg}"))))
+        }
+        RunEnd::Aborted(why) => {
+            let message = match why {
+                Abort::Deadline => {
+                    "The call ran past its deadline and was cancelled".to_owned()
+                }
+                Abort::Signal => "The caller cancelled the call".to_owned(),
+                Abort::Disposed => "The tool's scope was disposed while the call ran".to_owned(),
+                Abort::Shutdown => "The app shut down while the call ran".to_owned(),
+            };
+            Outcome::refused(RefusalCode::Cancelled, message)
+        }
+    }
+}
+

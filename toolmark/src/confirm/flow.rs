@@ -1,0 +1,444 @@
+//! The confirmation steps of a call: deferred ([`defer`], `confirm_pending`),
+//! inline ([`inline_confirm`]) and mid-run ([`ctx_confirm`]).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::store::{DropReason, Pending, PendingKind};
+use super::{diff_paths, new_confirm_id, Ask, ConfirmRequest, ConfirmResult, Decision};
+use crate::call::safe_issues;
+use crate::context::Deadline;
+use crate::event::{BridgeMessage, Event};
+use crate::outcome::NeedsConfirmation;
+use crate::registry::ToolEntry;
+use crate::scope::lock;
+use crate::sensitive::Matcher;
+use crate::toolmark::{drop_refusal, Inner};
+use crate::{
+    Caller, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext, Toolmark,
+};
+
+/// Takes a confirmation out of the store when the waiting side stops waiting, for
+/// whatever reason (answered, cancelled, the call dropped).
+struct OpenGuard<'a> {
+    inner: &'a Inner,
+    id: String,
+}
+
+impl Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        let _ = lock(&self.inner.pending).take(&self.id);
+    }
+}
+
+struct Opened {
+    id: String,
+    expires_at: std::time::SystemTime,
+    summary: String,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn open(
+    inner: &Arc<Inner>,
+    entry: &Arc<ToolEntry>,
+    caller: Caller,
+    mode: ConfirmMode,
+    summary: String,
+    changes: Vec<super::Change>,
+    redacted_input: Value,
+    kind: PendingKind,
+) -> Opened {
+    let id = new_confirm_id();
+    let expires_at = inner.now() + inner.config.confirm_expiry;
+    inner.emit(|| Event::ConfirmationRequested {
+        confirm_id: id.clone(),
+        tool: entry.name.to_string(),
+        caller,
+        mode,
+        summary: summary.clone(),
+        input: redacted_input.clone(),
+        expires_at,
+    });
+    let seq = inner.next_pending_seq();
+    inner.insert_pending(Pending {
+        seq,
+        id: id.clone(),
+        entry: Arc::clone(entry),
+        caller,
+        summary: summary.clone(),
+        changes,
+        redacted_input,
+        expires_at,
+        kind,
+    });
+    Opened {
+        id,
+        expires_at,
+        summary,
+    }
+}
+
+fn resolved(inner: &Inner, id: &str, entry: &ToolEntry, decision: &Decision, edited: Vec<String>) {
+    inner.emit(|| Event::ConfirmationResolved {
+        confirm_id: id.to_owned(),
+        tool: entry.name.to_string(),
+        approved: decision.approved,
+        edited_paths: edited,
+        reason: decision.reason.clone(),
+    });
+}
+
+fn rejected(decision: &Decision) -> Refusal {
+    Refusal::new(
+        RefusalCode::Rejected,
+        decision
+            .reason
+            .clone()
+            .unwrap_or_else(|| "The user rejected the call".to_owned()),
+    )
+}
+
+/// Restore an approver's edit onto the real input and validate it.
+fn restore_and_validate(
+    inner: &Inner,
+    entry: &ToolEntry,
+    original: &Value,
+    edited: Value,
+) -> Result<(Value, Decoded), Vec<Issue>> {
+    let matcher = entry.matcher();
+    let restored = matcher.restore(original, edited)?;
+    inner
+        .validate(entry, restored)
+        .map_err(|r| safe_issues(r.issues, &matcher, original))
+}
+
+/// Deferred mode: store the call and return `needs_confirmation`; the tool has
+/// not run.
+pub(crate) fn defer(
+    inner: &Arc<Inner>,
+    entry: &Arc<ToolEntry>,
+    caller: Caller,
+    input: Value,
+    decoded: Decoded,
+) -> Outcome {
+    let matcher = entry.matcher();
+    let redacted = matcher.redact(&input);
+    let summary = entry.summary_for(&input, &matcher);
+    let changes = entry.changes_for(&input, &matcher);
+    let stale = entry.stale_check.as_ref().map(|f| f());
+    let opened = open(
+        inner,
+        entry,
+        caller,
+        ConfirmMode::Deferred,
+        summary,
+        changes.clone(),
+        redacted,
+        PendingKind::Deferred {
+            input,
+            decoded: Some(decoded),
+            stale,
+        },
+    );
+    Outcome::NeedsConfirmation(NeedsConfirmation {
+        confirm_id: opened.id,
+        summary: opened.summary,
+        changes,
+        expires_at: opened.expires_at,
+    })
+}
+
+impl Toolmark {
+    /// Answer a deferred confirmation. An approval runs the tool as caller
+    /// [`Human`](Caller::Human) (an edited input is restored and re-validated first)
+    /// and returns the run's outcome; a rejection returns `rejected` with the
+    /// reason. Either way the agent also gets a
+    /// [`BridgeMessage::Confirmed`]. An id that was used, expired or never existed
+    /// is `confirmation_expired`; an invalid edit is `invalid` and leaves the
+    /// confirmation open for another answer.
+    pub async fn confirm_pending(&self, confirm_id: &str, decision: Decision) -> Outcome {
+        let inner = &self.inner;
+        let taken = lock(&inner.pending).take_deferred(confirm_id);
+        let Some(mut p) = taken else {
+            return Outcome::refused(
+                RefusalCode::ConfirmationExpired,
+                "No confirmation is pending with this id: it was already used, it expired, or it never existed",
+            );
+        };
+        let entry = Arc::clone(&p.entry);
+        if inner.now() >= p.expires_at {
+            inner.drop_pending(p, DropReason::Expired);
+            return Outcome::Refused(drop_refusal(DropReason::Expired));
+        }
+        let bridge = |outcome: &Outcome| {
+            inner.send_bridge(BridgeMessage::Confirmed {
+                confirm_id: confirm_id.to_owned(),
+                tool: entry.name.to_string(),
+                outcome: outcome.clone(),
+            });
+        };
+        if !decision.approved {
+            resolved(inner, confirm_id, &entry, &decision, Vec::new());
+            let outcome = Outcome::Refused(rejected(&decision));
+            bridge(&outcome);
+            return outcome;
+        }
+        let PendingKind::Deferred {
+            input,
+            decoded,
+            stale,
+        } = &mut p.kind
+        else {
+            return Outcome::refused(RefusalCode::ConfirmationExpired, "Not a deferred confirmation");
+        };
+        if let Some(check) = stale.as_ref() {
+            if let Err(refusal) = check() {
+                resolved(inner, confirm_id, &entry, &decision, Vec::new());
+                let outcome = Outcome::Refused(refusal);
+                bridge(&outcome);
+                return outcome;
+            }
+        }
+        let (run_input, run_decoded, edited) = match decision.input.clone() {
+            None => match decoded.take() {
+                Some(d) => (std::mem::take(input), d, Vec::new()),
+                None => match inner.validate(&entry, input.clone()) {
+                    Ok((v, d)) => (v, d, Vec::new()),
+                    Err(r) => return r.into(),
+                },
+            },
+            Some(edited) => match restore_and_validate(inner, &entry, input, edited) {
+                Ok((v, d)) => {
+                    let paths = diff_paths(input, &v);
+                    (v, d, paths)
+                }
+                Err(issues) => {
+                    // A refused decision does not use up the id.
+                    if entry.scope.is_disposed() {
+                        inner.drop_pending(p, DropReason::ScopeDisposed);
+                    } else {
+                        lock(&inner.pending).reinsert(p);
+                    }
+                    return Outcome::Refused(Refusal::invalid(issues));
+                }
+            },
+        };
+        drop(p);
+        resolved(inner, confirm_id, &entry, &decision, edited);
+        let outcome = inner
+            .call_as_human(&entry, run_input, run_decoded)
+            .await;
+        bridge(&outcome);
+        outcome
+    }
+}
+
+impl Inner {
+    /// The run an approval starts: caller human, no signal (so the no-signal
+    /// deadline applies).
+    async fn call_as_human(self: &Arc<Self>, entry: &Arc<ToolEntry>, input: Value, decoded: Decoded) -> Outcome {
+        let started = self.wants_events().then(tokio::time::Instant::now);
+        let outcome = self
+            .execute(entry, Caller::Human, None, None, input, decoded)
+            .await;
+        if let Some(started) = started {
+            self.emit(|| Event::CallFinished {
+                tool: entry.name.to_string(),
+                caller: Caller::Human,
+                status: outcome.status(),
+                code: outcome.refusal_code(),
+                duration: started.elapsed(),
+            });
+        }
+        outcome
+    }
+}
+
+async fn maybe_cancelled(signal: Option<&CancellationToken>) {
+    match signal {
+        Some(s) => s.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Inline mode: ask the confirm handler and wait. An invalid edit asks again with
+/// the same id and the issues attached, until a valid approval, a rejection, the
+/// caller's signal or expiry.
+pub(crate) async fn inline_confirm(
+    inner: &Arc<Inner>,
+    entry: &Arc<ToolEntry>,
+    caller: Caller,
+    input: Value,
+    decoded: Decoded,
+    signal: Option<&CancellationToken>,
+) -> Result<(Value, Decoded), Outcome> {
+    let Some(handler) = inner.config.confirm_handler.clone() else {
+        return Err(Outcome::refused(RefusalCode::NotAllowed, "No confirm handler"));
+    };
+    let matcher = entry.matcher();
+    let redacted = matcher.redact(&input);
+    let summary = entry.summary_for(&input, &matcher);
+    let changes = entry.changes_for(&input, &matcher);
+    let (wake_tx, mut wake_rx) = oneshot::channel();
+    let opened = open(
+        inner,
+        entry,
+        caller,
+        ConfirmMode::Inline,
+        summary,
+        changes.clone(),
+        redacted.clone(),
+        PendingKind::Inline {
+            wake: Some(wake_tx),
+        },
+    );
+    let _guard = OpenGuard {
+        inner,
+        id: opened.id.clone(),
+    };
+    let mut issues = Vec::new();
+    loop {
+        let request = ConfirmRequest {
+            confirm_id: opened.id.clone(),
+            tool: entry.name.to_string(),
+            caller,
+            summary: opened.summary.clone(),
+            changes: changes.clone(),
+            input: redacted.clone(),
+            expires_at: opened.expires_at,
+            issues: std::mem::take(&mut issues),
+        };
+        let decision = tokio::select! {
+            biased;
+            reason = &mut wake_rx => {
+                return Err(Outcome::Refused(drop_refusal(reason.unwrap_or(DropReason::Expired))));
+            }
+            () = maybe_cancelled(signal) => {
+                return Err(Outcome::refused(RefusalCode::Cancelled, "The caller cancelled the call while it waited for confirmation"));
+            }
+            d = handler.confirm(request) => d,
+        };
+        if !lock(&inner.pending).contains(&opened.id) {
+            let reason = wake_rx.try_recv().unwrap_or(DropReason::Expired);
+            return Err(Outcome::Refused(drop_refusal(reason)));
+        }
+        // Expiry is checked against the clock at approval time, not only by a timer.
+        if inner.now() >= opened.expires_at {
+            let taken = lock(&inner.pending).take(&opened.id);
+            if let Some(p) = taken {
+                inner.drop_pending(p, DropReason::Expired);
+            }
+            return Err(Outcome::Refused(drop_refusal(DropReason::Expired)));
+        }
+        if !decision.approved {
+            resolved(inner, &opened.id, entry, &decision, Vec::new());
+            return Err(Outcome::Refused(rejected(&decision)));
+        }
+        match decision.input.clone() {
+            None => {
+                resolved(inner, &opened.id, entry, &decision, Vec::new());
+                return Ok((input, decoded));
+            }
+            Some(edited) => match restore_and_validate(inner, entry, &input, edited) {
+                Ok((v, d)) => {
+                    resolved(inner, &opened.id, entry, &decision, diff_paths(&input, &v));
+                    return Ok((v, d));
+                }
+                Err(found) => issues = found,
+            },
+        }
+    }
+}
+
+/// `ctx.confirm` (§7): never fails, never panics.
+pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
+    let call = &ctx.call;
+    if call.caller == Caller::Human {
+        return ConfirmResult::approved(ask.changes);
+    }
+    let (Some(inner), Some(entry)) = (&call.inner, &call.entry) else {
+        return ConfirmResult::denied("confirmation_unavailable");
+    };
+    let handler = match (&inner.config.confirm_handler, inner.config.mode(call.caller)) {
+        (Some(h), ConfirmMode::Inline) => Arc::clone(h),
+        _ => {
+            inner.emit(|| Event::CtxConfirmUnavailable {
+                tool: entry.name.to_string(),
+                caller: call.caller,
+            });
+            return ConfirmResult::denied("confirmation_unavailable");
+        }
+    };
+    let matcher: Matcher = entry.matcher();
+    let changes = matcher.redact_changes(&ask.changes);
+    let redacted = matcher.redact(&call.input);
+    let (wake_tx, wake_rx) = oneshot::channel();
+    let opened = open(
+        inner,
+        entry,
+        call.caller,
+        ConfirmMode::Inline,
+        ask.summary.clone(),
+        changes.clone(),
+        redacted.clone(),
+        PendingKind::Inline {
+            wake: Some(wake_tx),
+        },
+    );
+    let _guard = OpenGuard {
+        inner,
+        id: opened.id.clone(),
+    };
+    // The operator's answer time never counts against the run.
+    let _pause = Deadline::pause(call);
+    let request = ConfirmRequest {
+        confirm_id: opened.id.clone(),
+        tool: entry.name.to_string(),
+        caller: call.caller,
+        summary: opened.summary.clone(),
+        changes,
+        input: redacted,
+        expires_at: opened.expires_at,
+        issues: Vec::new(),
+    };
+    let decision = tokio::select! {
+        biased;
+        reason = wake_rx => {
+            return ConfirmResult::denied(match reason.unwrap_or(DropReason::Expired) {
+                DropReason::Expired | DropReason::Shutdown => "confirmation_expired",
+                DropReason::ScopeDisposed => "scope_disposed",
+                DropReason::Cancelled => "cancelled",
+            });
+        }
+        () = call.signal.cancelled() => return ConfirmResult::denied("cancelled"),
+        d = handler.confirm(request) => d,
+    };
+    if !lock(&inner.pending).contains(&opened.id) || inner.now() >= opened.expires_at {
+        return ConfirmResult::denied("confirmation_expired");
+    }
+    if !decision.approved {
+        resolved(inner, &opened.id, entry, &decision, Vec::new());
+        return ConfirmResult::denied(decision.reason.clone().unwrap_or_else(|| "rejected".to_owned()));
+    }
+    match decision.input.clone() {
+        None => {
+            resolved(inner, &opened.id, entry, &decision, Vec::new());
+            ConfirmResult::approved(ask.changes)
+        }
+        Some(edited) => match entry.matcher().restore_changes(&ask.changes, edited) {
+            Ok(changes) => {
+                let edited: Vec<String> = changes
+                    .iter()
+                    .filter(|c| !ask.changes.contains(c))
+                    .map(|c| c.path.clone())
+                    .collect();
+                resolved(inner, &opened.id, entry, &decision, edited);
+                ConfirmResult::approved(changes)
+            }
+            Err(_) => ConfirmResult::denied("invalid"),
+        },
+    }
+}

@@ -1,0 +1,312 @@
+//! Confirmation (§7): deferred and inline modes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One change a confirmation shows the approver: the value at `path` before and after.
+///
+/// `path` is dotted like an [`Issue`](crate::Issue) path (`cards.0.cvc`). JSON:
+/// `{"path", "before", "after"}`.
+#[derive(Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Change {
+    /// Where the change is, dotted (`cards.0`); `""` is the whole input.
+    pub path: String,
+    /// The value before the change (`None`: it did not exist).
+    #[serde(default)]
+    pub before: Option<Value>,
+    /// The value after the change (`None`: it is removed).
+    #[serde(default)]
+    pub after: Option<Value>,
+}
+
+mod flow;
+mod queue;
+pub(crate) mod store;
+
+pub use queue::{ConfirmQueue, QueueHandler};
+pub(crate) use flow::{ctx_confirm, defer, inline_confirm};
+
+use std::fmt;
+use std::future::Future;
+use std::time::SystemTime;
+
+use futures_util::future::BoxFuture;
+
+use crate::{Caller, Issue};
+
+impl fmt::Debug for Change {
+    /// Shows the path only: a change's values may hold secrets.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Change")
+            .field("path", &self.path)
+            .field("before", &self.before.as_ref().map(|_| ".."))
+            .field("after", &self.after.as_ref().map(|_| ".."))
+            .finish()
+    }
+}
+
+impl Change {
+    /// A change of the value at `path` from `before` to `after`.
+    pub fn new(path: impl Into<String>, before: Option<Value>, after: Option<Value>) -> Self {
+        Change {
+            path: path.into(),
+            before,
+            after,
+        }
+    }
+}
+
+/// The approver's answer to a confirmation.
+///
+/// `input`, on an approval, is the edited input (for a call) or the edited list of
+/// changes (for `ctx.confirm`, a JSON array of `{path, before, after}`): it may be
+/// the public input sent back with its changes, `"[redacted]"` left where the
+/// approver did not re-enter a secret. A rejection's `reason` reaches the agent.
+#[derive(Clone, Default, PartialEq)]
+pub struct Decision {
+    /// Approve (`true`) or reject.
+    pub approved: bool,
+    /// The approver's edited input (re-validated), if any.
+    pub input: Option<Value>,
+    /// Why the approver rejected (or a note on an approval).
+    pub reason: Option<String>,
+}
+
+impl Decision {
+    /// Approve as is.
+    pub fn approve() -> Self {
+        Decision {
+            approved: true,
+            ..Decision::default()
+        }
+    }
+
+    /// Approve with an edited input.
+    pub fn approve_with(input: Value) -> Self {
+        Decision {
+            approved: true,
+            input: Some(input),
+            reason: None,
+        }
+    }
+
+    /// Reject.
+    pub fn reject() -> Self {
+        Decision::default()
+    }
+
+    /// Reject with a reason the agent will see.
+    pub fn reject_with(reason: impl Into<String>) -> Self {
+        Decision {
+            approved: false,
+            input: None,
+            reason: Some(reason.into()),
+        }
+    }
+}
+
+impl fmt::Debug for Decision {
+    /// Never prints the edited input: it may hold a re-entered secret.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decision")
+            .field("approved", &self.approved)
+            .field("input", &self.input.as_ref().map(|_| "<edited input>"))
+            .field("reason", &self.reason)
+            .finish()
+    }
+}
+
+/// What an inline confirmation asks the app's [`ConfirmHandler`].
+///
+/// `input` and `changes` carry `"[redacted]"` at the tool's sensitive paths.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfirmRequest {
+    /// The confirmation id (128 random bits, hex).
+    pub confirm_id: String,
+    /// The tool's full name.
+    pub tool: String,
+    /// Who called.
+    pub caller: Caller,
+    /// A one-line summary for the user.
+    pub summary: String,
+    /// The changes, redacted.
+    pub changes: Vec<Change>,
+    /// The call's input, redacted.
+    pub input: Value,
+    /// When it expires.
+    #[serde(with = "crate::clock::rfc3339")]
+    pub expires_at: SystemTime,
+    /// Why the previous answer to this same id was refused (an invalid edit, or
+    /// "Re-enter sensitive field"): ask the user again.
+    pub issues: Vec<Issue>,
+}
+
+/// A deferred confirmation waiting for the app, as listed by
+/// [`Toolmark::pending_confirmations`](crate::Toolmark::pending_confirmations).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingConfirmation {
+    /// The confirmation id.
+    pub confirm_id: String,
+    /// The tool's full name.
+    pub tool: String,
+    /// Who called.
+    pub caller: Caller,
+    /// A one-line summary for the user.
+    pub summary: String,
+    /// The changes, redacted.
+    pub changes: Vec<Change>,
+    /// The call's input, redacted.
+    pub input: Value,
+    /// When it expires.
+    #[serde(with = "crate::clock::rfc3339")]
+    pub expires_at: SystemTime,
+}
+
+/// What a tool asks with [`ToolContext::confirm`](crate::ToolContext::confirm).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ask {
+    /// A one-line summary for the user.
+    pub summary: String,
+    /// The changes to approve (redacted before the approver sees them).
+    pub changes: Vec<Change>,
+}
+
+impl Ask {
+    /// An ask with a summary and no changes.
+    pub fn new(summary: impl Into<String>) -> Self {
+        Ask {
+            summary: summary.into(),
+            changes: Vec::new(),
+        }
+    }
+
+    /// This ask with `changes`.
+    #[must_use]
+    pub fn changes(mut self, changes: Vec<Change>) -> Self {
+        self.changes = changes;
+        self
+    }
+}
+
+/// The answer to [`ToolContext::confirm`](crate::ToolContext::confirm). It never
+/// fails: an impossible confirmation is `approved: false` with a reason.
+#[derive(Clone, Default, PartialEq)]
+pub struct ConfirmResult {
+    /// Whether the user approved.
+    pub approved: bool,
+    /// Why not: the approver's reason, or `confirmation_unavailable`,
+    /// `confirmation_expired`, `invalid`, `cancelled`, `scope_disposed`.
+    pub reason: Option<String>,
+    /// The approved changes, with the approver's edits applied and secrets
+    /// restored (empty unless approved).
+    pub changes: Vec<Change>,
+}
+
+impl ConfirmResult {
+    pub(crate) fn approved(changes: Vec<Change>) -> Self {
+        ConfirmResult {
+            approved: true,
+            reason: None,
+            changes,
+        }
+    }
+
+    pub(crate) fn denied(reason: impl Into<String>) -> Self {
+        ConfirmResult {
+            approved: false,
+            reason: Some(reason.into()),
+            changes: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Debug for ConfirmResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConfirmResult")
+            .field("approved", &self.approved)
+            .field("reason", &self.reason)
+            .field("changes", &self.changes)
+            .finish()
+    }
+}
+
+/// The app's inline confirmation path: shown a [`ConfirmRequest`], it answers with
+/// a [`Decision`] when the user has decided.
+///
+/// Any `Fn(ConfirmRequest) -> impl Future<Output = Decision>` closure is a handler;
+/// [`ConfirmQueue::handler`] gives one that a UI renders from.
+pub trait ConfirmHandler: Send + Sync + 'static {
+    /// Ask the user; resolve with their decision.
+    fn confirm(&self, request: ConfirmRequest) -> BoxFuture<'static, Decision>;
+}
+
+impl<F, Fut> ConfirmHandler for F
+where
+    F: Fn(ConfirmRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Decision> + Send + 'static,
+{
+    fn confirm(&self, request: ConfirmRequest) -> BoxFuture<'static, Decision> {
+        Box::pin(self(request))
+    }
+}
+
+/// A new confirmation id: 16 bytes from the OS random source, hex-encoded.
+pub(crate) fn new_confirm_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // The OS random source failed: fall back to a process-unique value mixed
+        // with the time, still never reused within this process.
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static FALLBACK: AtomicU64 = AtomicU64::new(0);
+        let n = FALLBACK.fetch_add(1, Ordering::Relaxed);
+        let t = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes[..8].copy_from_slice(&n.to_le_bytes());
+        bytes[8..].copy_from_slice(&(t as u64).to_le_bytes());
+        tracing::error!(target: "toolmark", "the OS random source failed; confirmation ids are predictable");
+    }
+    let mut id = String::with_capacity(32);
+    for b in bytes {
+        use std::fmt::Write;
+        let _ = write!(id, "{b:02x}");
+    }
+    id
+}
+
+/// The dotted paths at which `a` and `b` differ (for auditing edits: paths only).
+pub(crate) fn diff_paths(a: &Value, b: &Value) -> Vec<String> {
+    fn walk(a: &Value, b: &Value, at: &mut Vec<String>, out: &mut Vec<String>) {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                for (k, va) in x {
+                    at.push(k.clone());
+                    match y.get(k) {
+                        Some(vb) => walk(va, vb, at, out),
+                        None => out.push(at.join(".")),
+                    }
+                    at.pop();
+                }
+                for k in y.keys().filter(|k| !x.contains_key(*k)) {
+                    at.push(k.clone());
+                    out.push(at.join("."));
+                    at.pop();
+                }
+            }
+            (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+                for (i, (va, vb)) in x.iter().zip(y).enumerate() {
+                    at.push(i.to_string());
+                    walk(va, vb, at, out);
+                    at.pop();
+                }
+            }
+            (x, y) if x == y => {}
+            _ => out.push(at.join(".")),
+        }
+    }
+    let mut out = Vec::new();
+    walk(a, b, &mut Vec::new(), &mut out);
+    out
+}

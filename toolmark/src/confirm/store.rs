@@ -1,0 +1,171 @@
+//! The store of open confirmations: ids, expiry order, the `max_pending` cap and
+//! single use (an id is taken out under one lock, never checked then acted on).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::{Change, PendingConfirmation};
+use crate::registry::ToolEntry;
+use crate::tool::Decoded;
+use crate::{Caller, Refusal};
+
+/// Why an open confirmation was dropped without an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DropReason {
+    Expired,
+    ScopeDisposed,
+    Cancelled,
+    Shutdown,
+}
+
+pub(crate) type StaleFn = Box<dyn Fn() -> Result<(), Refusal> + Send + Sync>;
+
+pub(crate) enum PendingKind {
+    /// Waiting for `confirm_pending`: holds the real input and its decoded value.
+    Deferred {
+        input: Value,
+        decoded: Option<Decoded>,
+        stale: Option<StaleFn>,
+    },
+    /// A call (or a `ctx.confirm`) waiting on the confirm handler: woken when the
+    /// confirmation is dropped.
+    Inline {
+        wake: Option<oneshot::Sender<DropReason>>,
+    },
+}
+
+pub(crate) struct Pending {
+    pub(crate) seq: u64,
+    pub(crate) id: String,
+    pub(crate) entry: Arc<ToolEntry>,
+    pub(crate) caller: Caller,
+    pub(crate) summary: String,
+    /// Redacted.
+    pub(crate) changes: Vec<Change>,
+    /// Redacted.
+    pub(crate) redacted_input: Value,
+    pub(crate) expires_at: SystemTime,
+    pub(crate) kind: PendingKind,
+}
+
+impl Pending {
+    pub(crate) fn is_deferred(&self) -> bool {
+        matches!(self.kind, PendingKind::Deferred { .. })
+    }
+
+    pub(crate) fn info(&self) -> PendingConfirmation {
+        PendingConfirmation {
+            confirm_id: self.id.clone(),
+            tool: self.entry.name.to_string(),
+            caller: self.caller,
+            summary: self.summary.clone(),
+            changes: self.changes.clone(),
+            input: self.redacted_input.clone(),
+            expires_at: self.expires_at,
+        }
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct PendingStore {
+    map: HashMap<String, Pending>,
+    /// seq → id, oldest first.
+    order: BTreeMap<u64, String>,
+    seq: u64,
+}
+
+impl PendingStore {
+    pub(crate) fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Insert `p`; return the oldest confirmations beyond `max` (they expire).
+    pub(crate) fn insert(&mut self, p: Pending, max: usize) -> Vec<Pending> {
+        self.order.insert(p.seq, p.id.clone());
+        self.map.insert(p.id.clone(), p);
+        let mut evicted = Vec::new();
+        while self.map.len() > max {
+            let Some((_, id)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some(old) = self.map.remove(&id) {
+                evicted.push(old);
+            }
+        }
+        evicted
+    }
+
+    /// Put back a confirmation taken for an approval that was refused (its place
+    /// in the expiry order is kept).
+    pub(crate) fn reinsert(&mut self, p: Pending) {
+        self.order.insert(p.seq, p.id.clone());
+        self.map.insert(p.id.clone(), p);
+    }
+
+    /// Take `id` out (single use).
+    pub(crate) fn take(&mut self, id: &str) -> Option<Pending> {
+        let p = self.map.remove(id)?;
+        self.order.remove(&p.seq);
+        Some(p)
+    }
+
+    /// Take `id` out only if it is deferred.
+    pub(crate) fn take_deferred(&mut self, id: &str) -> Option<Pending> {
+        if self.map.get(id).is_some_and(Pending::is_deferred) {
+            self.take(id)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.map.contains_key(id)
+    }
+
+
+    /// Take out every confirmation that has expired at `now`.
+    pub(crate) fn take_expired(&mut self, now: SystemTime) -> Vec<Pending> {
+        let ids: Vec<String> = self
+            .map
+            .values()
+            .filter(|p| now >= p.expires_at)
+            .map(|p| p.id.clone())
+            .collect();
+        ids.iter().filter_map(|id| self.take(id)).collect()
+    }
+
+    /// Take out every confirmation `pred` selects.
+    pub(crate) fn take_where(&mut self, pred: impl Fn(&Pending) -> bool) -> Vec<Pending> {
+        let ids: Vec<String> = self
+            .map
+            .values()
+            .filter(|p| pred(p))
+            .map(|p| p.id.clone())
+            .collect();
+        ids.iter().filter_map(|id| self.take(id)).collect()
+    }
+
+    /// The earliest expiry.
+    pub(crate) fn next_expiry(&self) -> Option<SystemTime> {
+        self.map.values().map(|p| p.expires_at).min()
+    }
+
+    /// The deferred confirmations, oldest first.
+    pub(crate) fn deferred(&self) -> Vec<PendingConfirmation> {
+        self.order
+            .values()
+            .filter_map(|id| self.map.get(id))
+            .filter(|p| p.is_deferred())
+            .map(Pending::info)
+            .collect()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+}

@@ -1,0 +1,241 @@
+//! [`ToolContext`]: what a running tool can ask of the runtime, and the
+//! [`State`] extractor.
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::registry::ToolEntry;
+use crate::scope::lock;
+use crate::toolmark::Inner;
+use crate::{Ask, Caller, ConfirmResult, ToolError};
+
+/// App state given to the builder with `.state(value)`, extracted by a `#[tool]`
+/// parameter `State<T>` (checked at registration: `missing_state`). Derefs to `T`.
+pub struct State<T>(pub Arc<T>);
+
+impl<T> Clone for State<T> {
+    fn clone(&self) -> Self {
+        State(Arc::clone(&self.0))
+    }
+}
+
+impl<T> std::ops::Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for State<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("State").field(&self.0).finish()
+    }
+}
+
+/// Progress a tool reports with [`ToolContext::progress`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// Units done.
+    pub done: u64,
+    /// Units in all, when known.
+    pub total: Option<u64>,
+}
+
+pub(crate) type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+pub(crate) type Restorer =
+    Box<dyn FnOnce() -> futures_util::future::BoxFuture<'static, Result<(), ToolError>> + Send>;
+
+/// A run's deadline, which `ctx.confirm` pauses while the user decides.
+pub(crate) struct Deadline {
+    state: Mutex<DeadlineState>,
+    changed: Notify,
+}
+
+#[derive(Clone, Copy)]
+struct DeadlineState {
+    /// Time left as of `since` (None: no deadline).
+    left: Option<Duration>,
+    /// Running since (None while paused).
+    since: Option<Instant>,
+    pauses: u32,
+}
+
+impl Deadline {
+    pub(crate) fn new(limit: Option<Duration>) -> Self {
+        Deadline {
+            state: Mutex::new(DeadlineState {
+                left: limit,
+                since: Some(Instant::now()),
+                pauses: 0,
+            }),
+            changed: Notify::new(),
+        }
+    }
+
+
+    /// Resolves when the deadline has passed (never, if there is none).
+    pub(crate) async fn expired(&self) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let until = {
+                let s = *lock(&self.state);
+                match (s.left, s.since) {
+                    (Some(left), Some(since)) if s.pauses == 0 => Some(since + left),
+                    _ => None,
+                }
+            };
+            match until {
+                Some(at) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(at) => {
+                            let s = *lock(&self.state);
+                            if s.pauses == 0 && s.since.is_some() {
+                                return;
+                            }
+                        }
+                        () = &mut changed => {}
+                    }
+                }
+                None => changed.await,
+            }
+        }
+    }
+
+    /// Pause until the guard drops; the time left is kept.
+    pub(crate) fn pause(call: &Arc<CallShared>) -> PauseGuard {
+        let this = &call.deadline;
+        {
+            let mut s = lock(&this.state);
+            s.pauses += 1;
+            if s.pauses == 1 {
+                if let (Some(left), Some(since)) = (s.left, s.since) {
+                    s.left = Some(left.saturating_sub(since.elapsed()));
+                }
+                s.since = None;
+            }
+        }
+        this.changed.notify_waiters();
+        PauseGuard(Arc::clone(call))
+    }
+}
+
+pub(crate) struct PauseGuard(Arc<CallShared>);
+
+impl Drop for PauseGuard {
+    fn drop(&mut self) {
+        let deadline = &self.0.deadline;
+        {
+            let mut s = lock(&deadline.state);
+            s.pauses = s.pauses.saturating_sub(1);
+            if s.pauses == 0 {
+                s.since = Some(Instant::now());
+            }
+        }
+        deadline.changed.notify_waiters();
+    }
+}
+
+/// Shared by a call's context clones.
+pub(crate) struct CallShared {
+    pub(crate) caller: Caller,
+    pub(crate) tool: Arc<str>,
+    pub(crate) signal: CancellationToken,
+    pub(crate) inner: Option<Arc<Inner>>,
+    pub(crate) entry: Option<Arc<ToolEntry>>,
+    /// The real input (for `ctx.confirm` requests, where it is redacted).
+    pub(crate) input: Value,
+    pub(crate) deadline: Deadline,
+    pub(crate) progress: Option<ProgressFn>,
+    /// States for contexts made by `toolmark::testing`.
+    pub(crate) test_states: Option<Arc<crate::testing::TestStates>>,
+}
+
+/// What a running tool gets: who called, the cancellation signal, confirmation,
+/// app state, progress and undo. Cheap to clone.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub(crate) call: Arc<CallShared>,
+}
+
+impl fmt::Debug for ToolContext {
+    /// Never prints the input.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("tool", &self.call.tool)
+            .field("caller", &self.call.caller)
+            .field("cancelled", &self.call.signal.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolContext {
+    /// Who is calling. An approved deferred call runs as [`Caller::Human`].
+    pub fn caller(&self) -> Caller {
+        self.call.caller
+    }
+
+    /// The tool's full name.
+    pub fn tool_name(&self) -> &str {
+        &self.call.tool
+    }
+
+    /// Cancelled when the run is aborted (deadline, the caller's signal, disposal,
+    /// shutdown). A tool that checks it ends early; one that ignores it is
+    /// abandoned after the abort grace.
+    pub fn signal(&self) -> CancellationToken {
+        self.call.signal.clone()
+    }
+
+    /// Whether the run has been aborted.
+    pub fn is_cancelled(&self) -> bool {
+        self.call.signal.is_cancelled()
+    }
+
+    /// App state given to the builder with `.state(value)`.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        if let Some(inner) = &self.call.inner {
+            return inner.state::<T>();
+        }
+        self.call.test_states.as_ref().and_then(|s| s.get::<T>())
+    }
+
+    /// Report progress (`done` of `total` units) to the caller, if it listens.
+    pub fn progress(&self, done: u64, total: impl Into<Option<u64>>) {
+        if let Some(p) = &self.call.progress {
+            p(Progress {
+                done,
+                total: total.into(),
+            });
+        }
+    }
+
+    /// Register a restorer that undoes what this run did; `tm.undo()` runs the
+    /// newest one, in this tool's scope queue, under the no-signal deadline.
+    pub fn on_undo<F, Fut>(&self, restorer: F)
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<(), ToolError>> + Send + 'static,
+    {
+        let (Some(inner), Some(entry)) = (&self.call.inner, &self.call.entry) else {
+            return;
+        };
+        inner.push_undo(entry, Box::new(move || Box::pin(restorer())));
+    }
+
+    /// Ask the user mid-run (§7). A human caller is approved at once; an inline
+    /// caller waits on the confirm handler (bounded by the call's signal and the
+    /// confirmation expiry, with the call deadline paused meanwhile); a deferred
+    /// caller, or no handler, gets `approved: false`, reason
+    /// `"confirmation_unavailable"`. It never fails or panics.
+    pub async fn confirm(&self, ask: Ask) -> ConfirmResult {
+        crate::confirm::ctx_confirm(self, ask).await
+    }
+}

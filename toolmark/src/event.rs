@@ -1,0 +1,229 @@
+//! Observability (§9): the [`Event`] broadcast and the confirmation [`Bridge`].
+//!
+//! [`Toolmark::events`](crate::Toolmark::events) is a `tokio::sync::broadcast`: a
+//! subscriber that falls more than its capacity behind loses the oldest events (its
+//! next `recv` says how many). Every event is also emitted through `tracing`, target
+//! `toolmark`. No event carries an unredacted sensitive value: events name the tool,
+//! the caller, the status and the duration; input appears only redacted.
+//!
+//! [`Toolmark::bridge`](crate::Toolmark::bridge) never drops: each subscriber gets
+//! every [`BridgeMessage`] sent after it subscribed, in order.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime};
+
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::{Caller, ConfirmMode, Outcome, RefusalCode};
+
+fn millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64() * 1000.0)
+}
+
+/// Something that happened in a [`Toolmark`](crate::Toolmark).
+///
+/// JSON: `{"type":"call_finished","tool":"…","caller":"inapp","status":"ok","durationMs":0.8}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[non_exhaustive]
+pub enum Event {
+    /// A tool was registered.
+    ToolRegistered {
+        /// Full name.
+        tool: String,
+    },
+    /// A tool was unregistered (its scope was disposed).
+    ToolUnregistered {
+        /// Full name.
+        tool: String,
+    },
+    /// What some caller's manifest shows changed (a tool came or went, a scope was
+    /// shown or hidden).
+    ManifestChanged,
+    /// A call began to run (after validation, confirmation and queueing).
+    CallStarted {
+        /// Full name.
+        tool: String,
+        /// Who called.
+        caller: Caller,
+    },
+    /// A call finished, whatever its outcome.
+    CallFinished {
+        /// Full name.
+        tool: String,
+        /// Who called.
+        caller: Caller,
+        /// `ok`, `needs_confirmation`, `refused` or `error`.
+        status: &'static str,
+        /// The refusal code of a refused call.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        code: Option<RefusalCode>,
+        /// From the call to its outcome.
+        #[serde(rename = "durationMs", serialize_with = "millis")]
+        duration: Duration,
+    },
+    /// A confirmation was requested (deferred or inline).
+    ConfirmationRequested {
+        /// The confirmation id.
+        confirm_id: String,
+        /// Full name.
+        tool: String,
+        /// Who called.
+        caller: Caller,
+        /// Deferred or inline.
+        mode: ConfirmMode,
+        /// The summary shown to the user.
+        summary: String,
+        /// The input, redacted.
+        input: Value,
+        /// When it expires.
+        #[serde(with = "crate::clock::rfc3339")]
+        expires_at: SystemTime,
+    },
+    /// A confirmation was answered.
+    ConfirmationResolved {
+        /// The confirmation id.
+        confirm_id: String,
+        /// Full name.
+        tool: String,
+        /// Approved or rejected.
+        approved: bool,
+        /// The paths the approver edited (paths only, never values).
+        edited_paths: Vec<String>,
+        /// The approver's reason.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// A confirmation expired (by the clock or because `max_pending` was exceeded).
+    ConfirmationExpired {
+        /// The confirmation id.
+        confirm_id: String,
+        /// Full name.
+        tool: String,
+    },
+    /// A confirmation was dropped without an answer: its scope was disposed, it was
+    /// withdrawn with `cancel_pending`, or the toolmark shut down.
+    ConfirmationDropped {
+        /// The confirmation id.
+        confirm_id: String,
+        /// Full name.
+        tool: String,
+        /// `scope_disposed`, `cancelled` or `shutdown`.
+        reason: &'static str,
+    },
+    /// Development: a guarded tool is hidden from inline-mode callers that have no
+    /// confirm handler.
+    MissingConfirmHandler {
+        /// Full name.
+        tool: String,
+        /// The callers that do not see the tool.
+        callers: Vec<Caller>,
+    },
+    /// Development: `ctx.confirm` was called where no confirmation is possible.
+    CtxConfirmUnavailable {
+        /// Full name.
+        tool: String,
+        /// Who called.
+        caller: Caller,
+    },
+    /// Development: a tool ignored its aborted signal past the grace period and was
+    /// abandoned.
+    ToolAbandoned {
+        /// Full name.
+        tool: String,
+        /// Who called.
+        caller: Caller,
+    },
+}
+
+impl Event {
+    /// The event's type, as serialized (`"call_finished"`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::ToolRegistered { .. } => "tool_registered",
+            Event::ToolUnregistered { .. } => "tool_unregistered",
+            Event::ManifestChanged => "manifest_changed",
+            Event::CallStarted { .. } => "call_started",
+            Event::CallFinished { .. } => "call_finished",
+            Event::ConfirmationRequested { .. } => "confirmation_requested",
+            Event::ConfirmationResolved { .. } => "confirmation_resolved",
+            Event::ConfirmationExpired { .. } => "confirmation_expired",
+            Event::ConfirmationDropped { .. } => "confirmation_dropped",
+            Event::MissingConfirmHandler { .. } => "missing_confirm_handler",
+            Event::CtxConfirmUnavailable { .. } => "ctx_confirm_unavailable",
+            Event::ToolAbandoned { .. } => "tool_abandoned",
+        }
+    }
+
+    /// Whether this is a development event (on in debug builds, switchable with
+    /// [`ToolmarkBuilder::dev_events`](crate::ToolmarkBuilder::dev_events)).
+    pub fn is_development(&self) -> bool {
+        matches!(
+            self,
+            Event::MissingConfirmHandler { .. }
+                | Event::CtxConfirmUnavailable { .. }
+                | Event::ToolAbandoned { .. }
+        )
+    }
+
+    pub(crate) fn trace(&self) {
+        match self {
+            Event::CallStarted { .. } | Event::CallFinished { .. } => {
+                tracing::debug!(target: "toolmark", kind = self.kind(), event = ?self);
+            }
+            _ if self.is_development() => {
+                tracing::warn!(target: "toolmark", kind = self.kind(), event = ?self);
+            }
+            _ => tracing::info!(target: "toolmark", kind = self.kind(), event = ?self),
+        }
+    }
+}
+
+/// A message to the in-app agent about a deferred confirmation it started.
+///
+/// JSON: `{"type":"confirmed","confirmId":"…","tool":"…","outcome":{…}}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[non_exhaustive]
+pub enum BridgeMessage {
+    /// The confirmation was resolved: approved (the outcome of the run as caller
+    /// human), rejected (`rejected` with the reason), expired
+    /// (`confirmation_expired`), stale, or dropped (`scope_disposed`, `cancelled`).
+    Confirmed {
+        /// The confirmation id.
+        confirm_id: String,
+        /// The tool's full name.
+        tool: String,
+        /// What came of it.
+        outcome: Outcome,
+    },
+}
+
+/// A subscription to the bridge: every [`BridgeMessage`] after subscribing, in
+/// order, none dropped. Also a `futures_core::Stream`.
+#[derive(Debug)]
+pub struct Bridge {
+    pub(crate) rx: mpsc::UnboundedReceiver<BridgeMessage>,
+}
+
+impl Bridge {
+    /// The next message; `None` once the toolmark is gone.
+    pub async fn recv(&mut self) -> Option<BridgeMessage> {
+        self.rx.recv().await
+    }
+
+    /// The next message if one is waiting.
+    pub fn try_recv(&mut self) -> Option<BridgeMessage> {
+        self.rx.try_recv().ok()
+    }
+}
+
+impl futures_core::Stream for Bridge {
+    type Item = BridgeMessage;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<BridgeMessage>> {
+        self.rx.poll_recv(cx)
+    }
+}

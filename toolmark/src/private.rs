@@ -1,0 +1,306 @@
+//! What `#[tool]` expansions use. Not a public API: names here may change in any
+//! release. Generated code names the runtime only through `::toolmark::__private`.
+
+#![allow(missing_docs, unreachable_pub)]
+
+use std::fmt::Display;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::{Arc, OnceLock};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+pub use futures_util::future::BoxFuture;
+pub use inventory;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+pub use crate::input::NoInput;
+pub use crate::tool::{Decoded, StateNeed};
+pub use crate::{Caller, Effect, Issue, State, ToolContext, ToolError};
+
+/// One `#[tool]` fn, collected with `inventory`.
+pub struct ToolRecord {
+    pub name: &'static str,
+    pub scope: &'static str,
+    pub effect: Effect,
+    /// Empty: every caller.
+    pub callers: &'static [Caller],
+    pub description: &'static str,
+    pub title: Option<&'static str>,
+    /// Rust field paths (`cards[].cvc`), or JSON names after `json:`.
+    pub sensitive: &'static [&'static str],
+    pub summary: Option<&'static str>,
+    pub timeout_ms: Option<u64>,
+    pub states: fn() -> Vec<StateNeed>,
+    pub input_schema: fn() -> Value,
+    pub output_schema: fn() -> Option<Value>,
+    pub decode: fn(&Value, bool) -> Result<Decoded, Vec<Issue>>,
+    pub run: fn(ToolContext, Decoded) -> BoxFuture<'static, Result<Value, ToolError>>,
+    pub module_path: &'static str,
+    pub file: &'static str,
+    pub line: u32,
+    /// Filled on first use: the input schema is computed once per process.
+    pub schema_cache: OnceLock<Arc<Value>>,
+    pub output_cache: OnceLock<Option<Arc<Value>>>,
+}
+
+inventory::collect!(ToolRecord);
+
+impl ToolRecord {
+    pub(crate) fn input_schema(&self) -> Arc<Value> {
+        Arc::clone(
+            self.schema_cache
+                .get_or_init(|| Arc::new((self.input_schema)())),
+        )
+    }
+
+    pub(crate) fn output_schema(&self) -> Option<Arc<Value>> {
+        self.output_cache
+            .get_or_init(|| (self.output_schema)().map(Arc::new))
+            .clone()
+    }
+
+    pub(crate) fn to_spec(&'static self) -> crate::ToolSpec {
+        let decode = self.decode;
+        let run = self.run;
+        let mut spec = crate::ToolSpec::raw(
+            self.name.to_owned(),
+            self.description.to_owned(),
+            Arc::new(move |v: &Value, allow: bool| decode(v, allow)),
+            Arc::new(move |ctx, d| run(ctx, d)),
+            self.input_schema(),
+        );
+        spec.output_schema = self.output_schema();
+        spec.effect = self.effect;
+        if !self.callers.is_empty() {
+            spec.callers = self.callers.iter().copied().collect();
+        }
+        spec.title = self.title.map(str::to_owned);
+        spec.sensitive = crate::tool::SensitiveSource::Static {
+            paths: self.sensitive.iter().map(|s| (*s).to_owned()).collect(),
+            rust_names: true,
+        };
+        spec.summary = self.summary.map(str::to_owned);
+        spec.timeout = self.timeout_ms.map(std::time::Duration::from_millis);
+        spec.states = (self.states)();
+        spec
+    }
+}
+
+/// Decode the input type `T`.
+pub fn decode<T: DeserializeOwned + Send + 'static>(
+    input: &Value,
+    allow_unknown: bool,
+) -> Result<Decoded, Vec<Issue>> {
+    crate::input::decode::<T>(input, allow_unknown)
+}
+
+/// Take the decoded `T` back.
+pub fn take<T: 'static>(decoded: Decoded) -> Result<T, ToolError> {
+    crate::input::downcast::<T>(decoded)
+}
+
+/// The input schema of `T`.
+pub fn schema<T: schemars::JsonSchema>() -> Value {
+    crate::input::schema_for::<T>()
+}
+
+/// A tool's plain output as JSON.
+pub fn output<T: Serialize>(value: T) -> Result<Value, ToolError> {
+    crate::input::output_to_value(&value)
+}
+
+/// Error conversion: `ToolError` is kept as is (with its issues), any other
+/// `E: Display` becomes a `ToolError` with its message.
+pub struct ErrWrap<E>(pub E);
+
+impl ErrWrap<ToolError> {
+    pub fn into_tool_error(self) -> ToolError {
+        self.0
+    }
+}
+
+pub trait DisplayErr {
+    fn into_tool_error(self) -> ToolError;
+}
+
+impl<E: Display> DisplayErr for ErrWrap<E> {
+    fn into_tool_error(self) -> ToolError {
+        ToolError::new(self.0.to_string())
+    }
+}
+
+/// A `Result` output: `Ok` serialized, `Err` converted.
+pub fn output_result<T: Serialize>(value: Result<T, ToolError>) -> Result<Value, ToolError> {
+    value.and_then(|v| crate::input::output_to_value(&v))
+}
+
+/// Output schema, when the output type has one (autoref specialization: the
+/// inherent method wins when `T: JsonSchema`).
+pub struct OutputSchema<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> OutputSchema<T> {
+    pub const fn new() -> Self {
+        OutputSchema(PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for OutputSchema<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub trait NoOutputSchema {
+    fn output_schema(&self) -> Option<Value>;
+}
+
+impl<T: ?Sized> NoOutputSchema for &OutputSchema<T> {
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+}
+
+impl<T: schemars::JsonSchema> OutputSchema<T> {
+    pub fn output_schema(&self) -> Option<Value> {
+        Some(crate::input::schema_for::<T>())
+    }
+}
+
+/// Extract a `State<T>` (registration checked it exists).
+pub fn state<T: Send + Sync + 'static>(ctx: &ToolContext) -> Result<State<T>, ToolError> {
+    ctx.state::<T>().map(State).ok_or_else(|| {
+        ToolError::new(format!(
+            "internal error: no state of type `{}` was given to the builder",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
+/// Run a sync tool fn on the blocking pool. A panic in it is resumed on the
+/// awaiting task, where the runtime turns it into an `error` outcome.
+pub fn run_blocking<F, R>(f: F) -> impl Future<Output = R> + Send
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let handle = tokio::task::spawn_blocking(f);
+    async move {
+        match handle.await {
+            Ok(r) => r,
+            Err(e) => match e.try_into_panic() {
+                Ok(payload) => std::panic::resume_unwind(payload),
+                Err(_) => std::panic::panic_any("the blocking task was cancelled"),
+            },
+        }
+    }
+}
+
+/// Compile-time check of sensitive paths: `Option` is transparent.
+pub struct Peel<'a, T: ?Sized>(pub &'a T);
+
+impl<'a, T> Peel<'a, Option<T>> {
+    pub fn peel(&self) -> Option<&'a T> {
+        self.0.as_ref()
+    }
+}
+
+pub trait PeelAny<'a, T: ?Sized> {
+    fn peel(&self) -> Option<&'a T>;
+}
+
+impl<'a, T: ?Sized> PeelAny<'a, T> for Peel<'a, T> {
+    fn peel(&self) -> Option<&'a T> {
+        Some(self.0)
+    }
+}
+
+/// Compile-time check of `[]` in a sensitive path: the field must be a sequence.
+#[diagnostic::on_unimplemented(
+    message = "`[]` in a sensitive path needs a sequence, but `{Self}` is not one",
+    label = "`[]` follows a field that is not a Vec, slice, array or set",
+    note = "`[]` steps into Vec, VecDeque, slices, arrays and sets; remove it for a plain field"
+)]
+pub trait SensitiveSeq {
+    type Item;
+    fn sensitive_items(&self) -> impl Iterator<Item = &Self::Item>;
+}
+
+impl<T> SensitiveSeq for Vec<T> {
+    type Item = T;
+    fn sensitive_items(&self) -> impl Iterator<Item = &T> {
+        self.iter()
+    }
+}
+
+impl<T> SensitiveSeq for [T] {
+    type Item = T;
+    fn sensitive_items(&self) -> impl Iterator<Item = &T> {
+        self.iter()
+    }
+}
+
+impl<T, const N: usize> SensitiveSeq for [T; N] {
+    type Item = T;
+    fn sensitive_items(&self) -> impl Iterator<Item = &T> {
+        self.iter()
+    }
+}
+
+impl<T> SensitiveSeq for std::collections::VecDeque<T> {
+    type Item = T;
+    fn sensitive_items(&self) -> impl Iterator<Item = &T> {
+        self.iter()
+    }
+}
+
+impl<T, S> SensitiveSeq for std::collections::HashSet<T, S> {
+    type Item = T;
+    fn sensitive_items(&self) -> impl Iterator<Item = &T> {
+        self.iter()
+    }
+}
+
+impl<T> SensitiveSeq for std::collections::BTreeSet<T> {
+    type Item = T;
+    fn sensitive_items(&self) -> impl Iterator<Item = &T> {
+        self.iter()
+    }
+}
+
+impl<T: SensitiveSeq + ?Sized> SensitiveSeq for Box<T> {
+    type Item = T::Item;
+    fn sensitive_items(&self) -> impl Iterator<Item = &T::Item> {
+        (**self).sensitive_items()
+    }
+}
+
+/// What a `#[tool]` input type must implement.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool input",
+    label = "this input type must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (or make this parameter a `State<T>` / `ToolContext`)"
+)]
+pub trait ToolInput: DeserializeOwned + schemars::JsonSchema + Send + 'static {}
+
+impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> ToolInput for T {}
+
+/// Fails to compile unless `T` can be a tool input.
+pub const fn assert_input<T: ToolInput>() {}
+
+/// What a `#[tool]` output type must implement.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool output",
+    label = "a tool's output must implement `serde::Serialize`",
+    note = "add `#[derive(serde::Serialize)]` to `{Self}`"
+)]
+pub trait ToolOutput: Serialize {}
+
+impl<T: Serialize + ?Sized> ToolOutput for T {}
+
+/// Fails to compile unless `T` can be a tool output.
+pub const fn assert_output<T: ToolOutput + ?Sized>() {}

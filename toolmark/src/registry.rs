@@ -1,0 +1,286 @@
+//! The tool table: registration records ([`ToolEntry`]), the checks made at
+//! registration, and everything a call needs computed once, up front.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::scope::{segment_error, valid_segment, ScopeNode};
+use crate::sensitive::{self, Matcher, NameMode, SensitivePath};
+use crate::summary::Template;
+use crate::tool::{ChangesFn, DecodeFn, Handler, RunFn, SensitiveFn, SensitiveSource, StaleCheck};
+use crate::toolmark::Config;
+use crate::{
+    Caller, CallerSet, ConfirmMode, Decoded, Effect, Issue, RegisterError, ToolAnnotations,
+    ToolInfo, ToolSpec,
+};
+
+/// What is sensitive in a tool's input.
+pub(crate) enum EntrySensitive {
+    /// Paths fixed at registration.
+    Static(Matcher),
+    /// Paths read from a fallible function at request and at approval time.
+    Dynamic { paths: SensitiveFn, schema: Arc<Value> },
+}
+
+/// A registered tool: everything a call or a manifest read needs, computed once.
+pub(crate) struct ToolEntry {
+    pub(crate) name: Arc<str>,
+    pub(crate) scope: Arc<ScopeNode>,
+    pub(crate) effect: Effect,
+    pub(crate) callers: CallerSet,
+    pub(crate) timeout: Option<Duration>,
+    /// The manifest entry (`needs_confirmation` is set per caller).
+    pub(crate) info: ToolInfo,
+    pub(crate) decode: DecodeFn,
+    pub(crate) run: RunFn,
+    pub(crate) sensitive: EntrySensitive,
+    pub(crate) summary: Option<Template>,
+    pub(crate) stale_check: Option<StaleCheck>,
+    pub(crate) changes_fn: Option<ChangesFn>,
+}
+
+impl ToolEntry {
+    /// The sensitive-path matcher for this moment (dynamic paths are read now; a
+    /// failure makes the whole input sensitive).
+    pub(crate) fn matcher(&self) -> Matcher {
+        match &self.sensitive {
+            EntrySensitive::Static(m) => m.clone(),
+            EntrySensitive::Dynamic { paths, schema } => match paths() {
+                Ok(list) => {
+                    let mut resolved = Vec::with_capacity(list.len());
+                    for p in &list {
+                        let (text, mode) = split_mode(p, NameMode::Json);
+                        match SensitivePath::parse(text)
+                            .map_err(|e| e.to_string())
+                            .and_then(|p| sensitive::resolve_path(&p, schema, mode))
+                        {
+                            Ok(p) => resolved.push(p),
+                            Err(_) => return Matcher::unreadable(),
+                        }
+                    }
+                    Matcher::new(resolved)
+                }
+                Err(_) => Matcher::unreadable(),
+            },
+        }
+    }
+
+    /// Whether calls from non-human callers need confirmation.
+    pub(crate) fn guarded(&self) -> bool {
+        self.effect.needs_confirmation()
+    }
+
+    /// The changes a confirmation of `input` shows, redacted.
+    pub(crate) fn changes_for(&self, input: &Value, matcher: &Matcher) -> Vec<crate::Change> {
+        match &self.changes_fn {
+            Some(f) => matcher.redact_changes(&f(input)),
+            None => Vec::new(),
+        }
+    }
+
+    /// The confirmation summary for `input`.
+    pub(crate) fn summary_for(&self, input: &Value, matcher: &Matcher) -> String {
+        match &self.summary {
+            Some(t) => t.render(input, matcher),
+            None => self
+                .info
+                .title
+                .clone()
+                .unwrap_or_else(|| self.info.description.clone()),
+        }
+    }
+}
+
+/// `json:` before a macro path means it names JSON properties, not Rust fields.
+fn split_mode(path: &str, default: NameMode) -> (&str, NameMode) {
+    match path.strip_prefix("json:") {
+        Some(rest) => (rest, NameMode::Json),
+        None => (path, default),
+    }
+}
+
+/// Check `spec` and build its entry (everything but the duplicate and disposal
+/// checks, which happen under the registry lock).
+pub(crate) fn prepare(
+    spec: ToolSpec,
+    node: &Arc<ScopeNode>,
+    config: &Config,
+) -> Result<ToolEntry, RegisterError> {
+    if let Some(reason) = &node.invalid_name {
+        return Err(RegisterError::InvalidName {
+            name: node.path.clone(),
+            reason: reason.clone(),
+        });
+    }
+    if !valid_segment(&spec.name) {
+        return Err(RegisterError::InvalidName {
+            name: spec.name.clone(),
+            reason: segment_error(&spec.name),
+        });
+    }
+    let full = node.full_name(&spec.name);
+    let Some(handler) = spec.handler else {
+        return Err(RegisterError::InvalidSpec {
+            tool: full,
+            reason: "it has no handler; add `.handler(..)`".to_owned(),
+        });
+    };
+    let raw_schema = spec
+        .input_schema
+        .unwrap_or_else(|| Arc::new(json!({"type": "object"})));
+
+    // Sensitive paths: parsed, mapped onto the schema's JSON names, marked writeOnly.
+    let (sensitive, marked_paths) = match spec.sensitive {
+        SensitiveSource::Static { paths, rust_names } => {
+            let default = if rust_names {
+                NameMode::Rust
+            } else {
+                NameMode::Json
+            };
+            let mut resolved = Vec::with_capacity(paths.len());
+            for p in &paths {
+                let (text, mode) = split_mode(p, default);
+                let invalid = |reason: String| RegisterError::InvalidSensitivePath {
+                    tool: full.clone(),
+                    path: p.clone(),
+                    reason,
+                };
+                let parsed = SensitivePath::parse(text).map_err(|e| invalid(e.to_string()))?;
+                resolved.push(sensitive::resolve_path(&parsed, &raw_schema, mode).map_err(invalid)?);
+            }
+            (EntrySensitive::Static(Matcher::new(resolved.clone())), resolved)
+        }
+        SensitiveSource::Dynamic(paths) => {
+            let mut marked = Vec::new();
+            if let Ok(list) = paths() {
+                for p in &list {
+                    let (text, mode) = split_mode(p, NameMode::Json);
+                    let invalid = |reason: String| RegisterError::InvalidSensitivePath {
+                        tool: full.clone(),
+                        path: p.clone(),
+                        reason,
+                    };
+                    let parsed = SensitivePath::parse(text).map_err(|e| invalid(e.to_string()))?;
+                    marked.push(sensitive::resolve_path(&parsed, &raw_schema, mode).map_err(invalid)?);
+                }
+            }
+            (
+                EntrySensitive::Dynamic {
+                    paths,
+                    schema: Arc::clone(&raw_schema),
+                },
+                marked,
+            )
+        }
+    };
+    let schema = if marked_paths.is_empty() {
+        Arc::clone(&raw_schema)
+    } else {
+        let mut s = (*raw_schema).clone();
+        sensitive::mark_write_only(&mut s, &marked_paths);
+        Arc::new(s)
+    };
+
+    for need in &spec.states {
+        if !config.states.contains_key(&need.type_id) {
+            return Err(RegisterError::MissingState {
+                tool: full,
+                type_name: need.type_name,
+            });
+        }
+    }
+
+    let summary = match &spec.summary {
+        Some(t) => Some(Template::parse(t).map_err(|reason| RegisterError::InvalidSpec {
+            tool: full.clone(),
+            reason: format!("summary template: {reason}"),
+        })?),
+        None => None,
+    };
+
+    if spec.effect.needs_confirmation() {
+        let non_human: Vec<Caller> = spec.callers.iter().filter(|c| *c != Caller::Human).collect();
+        let has_path = |c: &Caller| {
+            config.mode(*c) == ConfirmMode::Deferred || config.confirm_handler.is_some()
+        };
+        if !non_human.is_empty() && !non_human.iter().any(has_path) {
+            return Err(RegisterError::MissingConfirmHandler {
+                tool: full,
+                callers: non_human,
+            });
+        }
+    }
+
+    let (decode, run): (DecodeFn, RunFn) = match handler {
+        Handler::Typed { decode, run } => (decode, run),
+        Handler::Dynamic(run) => {
+            let validator = jsonschema::validator_for(&raw_schema).map_err(|e| {
+                RegisterError::InvalidSpec {
+                    tool: full.clone(),
+                    reason: format!("its input schema is not a valid JSON Schema: {e}"),
+                }
+            })?;
+            let decode: DecodeFn = Arc::new(move |input: &Value, _allow_unknown: bool| {
+                let issues: Vec<Issue> = validator
+                    .iter_errors(input)
+                    .map(|e| {
+                        let path: Vec<String> = e
+                            .instance_path()
+                            .iter()
+                            .map(|seg| match seg {
+                                jsonschema::paths::LocationSegment::Property(p) => p.to_string(),
+                                jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
+                            })
+                            .collect();
+                        // `masked` never quotes the instance value.
+                        Issue::new(path.join("."), e.masked().to_string())
+                    })
+                    .collect();
+                if issues.is_empty() {
+                    Ok(Box::new(input.clone()) as Decoded)
+                } else {
+                    Err(issues)
+                }
+            });
+            let run: RunFn = Arc::new(move |ctx, decoded| {
+                let run = Arc::clone(&run);
+                Box::pin(async move {
+                    let input = crate::input::downcast::<Value>(decoded)?;
+                    run(ctx, input).await
+                })
+            });
+            (decode, run)
+        }
+    };
+
+    let info = ToolInfo {
+        name: full.clone(),
+        title: spec.title,
+        description: spec.description,
+        input_schema: schema,
+        output_schema: spec.output_schema,
+        effect: spec.effect,
+        annotations: ToolAnnotations {
+            read_only_hint: spec.effect == Effect::Read,
+            destructive_hint: spec.effect == Effect::Destructive,
+        },
+        needs_confirmation: false,
+    };
+
+    Ok(ToolEntry {
+        name: Arc::from(full),
+        scope: Arc::clone(node),
+        effect: spec.effect,
+        callers: spec.callers,
+        timeout: spec.timeout,
+        info,
+        decode,
+        run,
+        sensitive,
+        summary,
+        stale_check: spec.stale_check,
+        changes_fn: spec.changes_fn,
+    })
+}

@@ -1,0 +1,357 @@
+//! Scopes (§5): groups of tools that share a name prefix, visibility, a queue and a
+//! lifetime.
+//!
+//! - `tm.scope(name)` creates (or returns) a root-level scope; nesting is only through
+//!   [`Scope::scope`].
+//! - A scope's path prefixes the names of the tools registered into it:
+//!   `challenges` → `create` → tool `fill` is `challenges.create.fill`. A
+//!   [transparent](ScopeOptions::transparent) scope adds no segment.
+//! - `when: false` hides a scope's tools, and its descendants', from the manifest and
+//!   from calls (`unknown_tool`).
+//! - [`Scope::dispose`] unregisters the tools of the scope and its descendants and
+//!   drops their pending confirmations; registering into a disposed scope is
+//!   `scope_disposed`. A [`ScopeGuard`] disposes on drop, like a component that
+//!   unmounts.
+//! - Each scope (transparent ones too) has its own queue: calls run one at a time
+//!   in arrival order; separate scopes run in parallel. Unscoped tools share the
+//!   root queue.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::toolmark::Inner;
+use crate::{RegisterError, ToolSpec};
+
+/// Options of a new scope. `..Default::default()` gives `when: true`,
+/// `transparent: false`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScopeOptions {
+    /// Whether the scope's tools are visible and callable (default `true`).
+    pub when: bool,
+    /// Group tools for `when` and disposal without adding a name segment
+    /// (default `false`).
+    pub transparent: bool,
+}
+
+impl Default for ScopeOptions {
+    fn default() -> Self {
+        ScopeOptions {
+            when: true,
+            transparent: false,
+        }
+    }
+}
+
+/// Whether `s` is a valid name segment: `[A-Za-z0-9_-]+`.
+pub(crate) fn valid_segment(s: &str) -> bool {
+    !s.is_empty()
+        && s
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+pub(crate) fn segment_error(s: &str) -> String {
+    if s.is_empty() {
+        "a name segment cannot be empty".to_owned()
+    } else {
+        format!("`{s}` is not a name segment: use only letters, digits, `_` and `-` (nest scopes with `.scope(..)`)")
+    }
+}
+
+pub(crate) struct ScopeNode {
+    pub(crate) name: String,
+    /// Dotted path of every scope name from the root (transparent ones included).
+    pub(crate) path: String,
+    /// Name prefix for tools (transparent scopes add nothing).
+    pub(crate) prefix: String,
+    pub(crate) parent: Option<Arc<ScopeNode>>,
+    pub(crate) transparent: bool,
+    pub(crate) invalid_name: Option<String>,
+    when: AtomicBool,
+    disposed: AtomicBool,
+    /// Cancelled on disposal; children's tokens are child tokens of this one.
+    pub(crate) dispose_token: CancellationToken,
+    pub(crate) children: Mutex<HashMap<String, Arc<ScopeNode>>>,
+    /// Full names of the tools registered directly into this scope (guarded by the
+    /// registry lock for writes).
+    pub(crate) tools: Mutex<Vec<Arc<str>>>,
+    /// The scope's queue: one permit, FIFO-fair.
+    pub(crate) queue: Semaphore,
+    /// Calls waiting for the permit.
+    pub(crate) waiting: AtomicUsize,
+}
+
+impl ScopeNode {
+    pub(crate) fn root() -> Arc<ScopeNode> {
+        Arc::new(ScopeNode {
+            name: String::new(),
+            path: String::new(),
+            prefix: String::new(),
+            parent: None,
+            transparent: true,
+            invalid_name: None,
+            when: AtomicBool::new(true),
+            disposed: AtomicBool::new(false),
+            dispose_token: CancellationToken::new(),
+            children: Mutex::new(HashMap::new()),
+            tools: Mutex::new(Vec::new()),
+            queue: Semaphore::new(1),
+            waiting: AtomicUsize::new(0),
+        })
+    }
+
+    fn child(self: &Arc<Self>, name: &str, opts: ScopeOptions) -> Arc<ScopeNode> {
+        let mut children = lock(&self.children);
+        if let Some(existing) = children.get(name) {
+            if !existing.is_disposed() {
+                return Arc::clone(existing);
+            }
+        }
+        let join = |base: &str| {
+            if base.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{base}.{name}")
+            }
+        };
+        let invalid_name = (!valid_segment(name)).then(|| segment_error(name));
+        let node = Arc::new(ScopeNode {
+            name: name.to_owned(),
+            path: join(&self.path),
+            prefix: if opts.transparent {
+                self.prefix.clone()
+            } else {
+                join(&self.prefix)
+            },
+            parent: Some(Arc::clone(self)),
+            transparent: opts.transparent,
+            invalid_name,
+            when: AtomicBool::new(opts.when),
+            disposed: AtomicBool::new(self.is_disposed()),
+            dispose_token: self.dispose_token.child_token(),
+            children: Mutex::new(HashMap::new()),
+            tools: Mutex::new(Vec::new()),
+            queue: Semaphore::new(1),
+            waiting: AtomicUsize::new(0),
+        });
+        if !self.is_disposed() {
+            children.insert(name.to_owned(), Arc::clone(&node));
+        }
+        node
+    }
+
+    pub(crate) fn is_disposed(&self) -> bool {
+        self.disposed.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn when(&self) -> bool {
+        self.when.load(Ordering::Acquire)
+    }
+
+    /// Visible: this scope and every ancestor have `when: true` and are not disposed.
+    pub(crate) fn visible(&self) -> bool {
+        let mut node = self;
+        loop {
+            if !node.when() || node.is_disposed() {
+                return false;
+            }
+            match &node.parent {
+                Some(parent) => node = parent,
+                None => return true,
+            }
+        }
+    }
+
+    /// The full name of a tool named `name` registered here.
+    pub(crate) fn full_name(&self, name: &str) -> String {
+        if self.prefix.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{}.{name}", self.prefix)
+        }
+    }
+
+    /// Mark this scope and every descendant disposed; returns them all.
+    fn mark_disposed(self: &Arc<Self>) -> Vec<Arc<ScopeNode>> {
+        let mut all = Vec::new();
+        let mut stack = vec![Arc::clone(self)];
+        while let Some(node) = stack.pop() {
+            if node.disposed.swap(true, Ordering::AcqRel) && !Arc::ptr_eq(&node, self) {
+                continue;
+            }
+            stack.extend(lock(&node.children).drain().map(|(_, c)| c));
+            all.push(node);
+        }
+        self.dispose_token.cancel();
+        all
+    }
+
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A handle to a scope. Cheap to clone; every clone names the same scope.
+#[derive(Clone)]
+pub struct Scope {
+    pub(crate) node: Arc<ScopeNode>,
+    pub(crate) tm: Weak<Inner>,
+}
+
+impl Scope {
+    /// The child scope `name` (created with default options if it does not exist;
+    /// an existing one is returned unchanged).
+    pub fn scope(&self, name: &str) -> Scope {
+        self.scope_with(name, ScopeOptions::default())
+    }
+
+    /// The child scope `name`, created with `options` if it does not exist (an
+    /// existing scope is returned unchanged: options apply at creation).
+    pub fn scope_with(&self, name: &str, options: ScopeOptions) -> Scope {
+        let node = self.node.child(name, options);
+        Scope {
+            node,
+            tm: self.tm.clone(),
+        }
+    }
+
+    /// The scope's own name (`""` for the root).
+    pub fn name(&self) -> &str {
+        &self.node.name
+    }
+
+    /// The dotted path of scope names from the root (`challenges.create`).
+    pub fn path(&self) -> &str {
+        &self.node.path
+    }
+
+    /// The prefix this scope gives its tools' names (transparent scopes add none).
+    pub fn prefix(&self) -> &str {
+        &self.node.prefix
+    }
+
+    /// Whether this scope is transparent.
+    pub fn is_transparent(&self) -> bool {
+        self.node.transparent
+    }
+
+    /// Show (`true`) or hide (`false`) this scope's tools and its descendants'.
+    pub fn set_when(&self, when: bool) {
+        let old = self.node.when.swap(when, Ordering::AcqRel);
+        if old != when {
+            if let Some(inner) = self.tm.upgrade() {
+                inner.scope_changed();
+            }
+        }
+    }
+
+    /// This scope's own `when` flag.
+    pub fn when(&self) -> bool {
+        self.node.when()
+    }
+
+    /// Whether this scope's tools are visible: its `when` and every ancestor's are
+    /// true and none is disposed.
+    pub fn is_visible(&self) -> bool {
+        self.node.visible()
+    }
+
+    /// Whether this scope has been disposed.
+    pub fn is_disposed(&self) -> bool {
+        self.node.is_disposed()
+    }
+
+    /// Dispose this scope and its descendants: their tools are unregistered, their
+    /// queued calls refused `scope_disposed`, their running calls aborted
+    /// (`cancelled`), their pending confirmations dropped (each with a bridge
+    /// message). Idempotent.
+    pub fn dispose(&self) {
+        if self.node.is_disposed() || self.node.parent.is_none() {
+            return;
+        }
+        if let Some(parent) = &self.node.parent {
+            let mut children = lock(&parent.children);
+            if children
+                .get(&self.node.name)
+                .is_some_and(|c| Arc::ptr_eq(c, &self.node))
+            {
+                children.remove(&self.node.name);
+            }
+        }
+        let nodes = self.node.mark_disposed();
+        if let Some(inner) = self.tm.upgrade() {
+            inner.on_disposed(&nodes);
+        }
+    }
+
+    /// A guard that disposes this scope when dropped.
+    pub fn guard(&self) -> ScopeGuard {
+        ScopeGuard(self.clone())
+    }
+
+    /// Register `spec` into this scope (the same as
+    /// `tm.register(spec, RegisterOptions { scope: Some(scope) })`).
+    pub fn register(&self, spec: ToolSpec) -> Result<(), RegisterError> {
+        match self.tm.upgrade() {
+            Some(inner) => inner.register(spec, Some(self)),
+            None => Err(RegisterError::ScopeDisposed {
+                scope: self.node.path.clone(),
+            }),
+        }
+    }
+
+    /// Whether two handles name the same scope.
+    pub fn same_scope(&self, other: &Scope) -> bool {
+        Arc::ptr_eq(&self.node, &other.node)
+    }
+}
+
+impl fmt::Debug for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scope")
+            .field("path", &self.node.path)
+            .field("when", &self.node.when())
+            .field("transparent", &self.node.transparent)
+            .field("disposed", &self.node.is_disposed())
+            .finish()
+    }
+}
+
+/// Disposes its scope when dropped. Derefs to the [`Scope`].
+///
+/// ```
+/// # let tm = toolmark::Toolmark::builder().build().unwrap();
+/// {
+///     let dialog = tm.scope("dialog").guard();
+///     assert!(!dialog.is_disposed());
+/// } // the dialog closed: its tools are gone
+/// ```
+#[must_use = "dropping the guard disposes the scope at once"]
+#[derive(Debug)]
+pub struct ScopeGuard(Scope);
+
+impl ScopeGuard {
+    /// The guarded scope.
+    pub fn scope(&self) -> &Scope {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for ScopeGuard {
+    type Target = Scope;
+    fn deref(&self) -> &Scope {
+        &self.0
+    }
+}
+
+impl Drop for ScopeGuard {
+    fn drop(&mut self) {
+        self.0.dispose();
+    }
+}

@@ -1,0 +1,37 @@
+//! Sensitive values (§3, §6, §7, §11): the sensitive-path grammar, checking paths against
+//! an input schema, `writeOnly` marks, redaction of confirmation payloads, restoring
+//! secrets into an approver's edited input, and keeping secrets out of messages.
+//!
+//! - [`SensitivePath`]: `seg(.seg|[])*`, `[]` matching any array index (see [`path`]).
+//! - [`resolve_path`] checks a path against the input schema at registration and names
+//!   it in JSON property names; [`mark_write_only`] marks it in the manifest schema.
+//! - [`Matcher`] holds one tool's resolved paths (or "unreadable": the whole input is
+//!   sensitive) and does the per-call work: [`Matcher::redact`],
+//!   [`Matcher::redact_changes`], [`Matcher::restore`], [`Matcher::restore_changes`],
+//!   [`Matcher::secrets`].
+//! - [`scrub`] and [`withhold_value`] keep secrets out of error, panic and issue
+//!   messages.
+//!
+//! Locations (`cards.0.cvc`) are dotted like [`Issue`](crate::Issue) paths; `""` is the
+//! whole input.
+
+mod message;
+mod path;
+mod redact;
+mod restore;
+mod schema;
+
+#[cfg(test)]
+mod props;
+
+pub(crate) use message::{scrub, withhold_value};
+pub(crate) use path::{PathError, Seg, SensitivePath};
+pub(crate) use redact::Matcher;
+pub(crate) use schema::{mark_write_only, resolve_path, NameMode};
+
+/// The placeholder that stands for a sensitive value in every payload toward an
+/// approver or observer.
+pub(crate) const REDACTED: &str = "[redacted]";
+
+/// The issue message for a placeholder that has no real value to take.
+pub(crate) const REENTER: &str = "Re-enter sensitive field";

@@ -1,0 +1,134 @@
+//! Helpers for tests: [`test_toolmark`] and a [`ToolContext`] for calling a tool fn
+//! directly.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{CallShared, Deadline};
+use crate::{Caller, Decision, Toolmark, ToolmarkBuilder, ToolContext};
+
+/// A toolmark for tests: the production confirmation modes (inapp deferred, test
+/// inline, …) plus an inline confirm handler that approves every request.
+///
+/// ```
+/// let tm = toolmark::testing::test_toolmark();
+/// # let _ = tm;
+/// ```
+pub fn test_toolmark() -> Toolmark {
+    match test_toolmark_builder().build() {
+        Ok(tm) => tm,
+        // The defaults are always valid.
+        Err(e) => unreachable!("test_toolmark defaults are valid: {e}"),
+    }
+}
+
+/// The builder behind [`test_toolmark`]: set its clock, state and options, or
+/// replace the approving handler with `confirm_handler(..)`.
+///
+/// ```
+/// use toolmark::clock::ManualClock;
+///
+/// let clock = ManualClock::new();
+/// let tm = toolmark::testing::test_toolmark_builder()
+///     .clock(clock.clone())
+///     .build()
+///     .unwrap();
+/// # let _ = tm;
+/// ```
+pub fn test_toolmark_builder() -> ToolmarkBuilder {
+    Toolmark::builder().confirm_handler(|_req| async { Decision::approve() })
+}
+
+/// States for a test context.
+#[derive(Default)]
+pub(crate) struct TestStates(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
+
+impl TestStates {
+    pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.0
+            .get(&TypeId::of::<T>())
+            .and_then(|s| Arc::clone(s).downcast::<T>().ok())
+    }
+}
+
+/// Builds a [`ToolContext`] for calling a `#[tool]` fn directly in a unit test.
+///
+/// ```
+/// use toolmark::{testing, Caller};
+///
+/// let ctx = testing::context(Caller::Test).tool_name("math.add").state(41_u32).build();
+/// assert_eq!(ctx.caller(), Caller::Test);
+/// assert_eq!(*ctx.state::<u32>().unwrap(), 41);
+/// ```
+///
+/// Its `confirm` approves for [`Caller::Human`] and answers
+/// `confirmation_unavailable` otherwise; `on_undo` keeps nothing.
+pub fn context(caller: Caller) -> TestContext {
+    TestContext {
+        caller,
+        tool: "test".to_owned(),
+        states: TestStates::default(),
+        signal: CancellationToken::new(),
+    }
+}
+
+/// A [`ToolContext`] under construction; see [`context`].
+pub struct TestContext {
+    caller: Caller,
+    tool: String,
+    states: TestStates,
+    signal: CancellationToken,
+}
+
+impl std::fmt::Debug for TestContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestContext")
+            .field("caller", &self.caller)
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TestContext {
+    /// The tool name the context reports.
+    #[must_use]
+    pub fn tool_name(mut self, name: impl Into<String>) -> Self {
+        self.tool = name.into();
+        self
+    }
+
+    /// A state for `ctx.state::<T>()` and `State<T>`.
+    #[must_use]
+    pub fn state<T: Send + Sync + 'static>(mut self, state: T) -> Self {
+        self.states.0.insert(TypeId::of::<T>(), Arc::new(state));
+        self
+    }
+
+    /// The signal the context hands out.
+    #[must_use]
+    pub fn signal(mut self, token: CancellationToken) -> Self {
+        self.signal = token;
+        self
+    }
+
+    /// The context.
+    pub fn build(self) -> ToolContext {
+        ToolContext {
+            call: Arc::new(CallShared {
+                caller: self.caller,
+                tool: Arc::from(self.tool),
+                signal: self.signal,
+                inner: None,
+                entry: None,
+                input: Value::Null,
+                deadline: Deadline::new(None),
+                progress: None,
+                test_states: Some(Arc::new(self.states)),
+            }),
+        }
+    }
+}

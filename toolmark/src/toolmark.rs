@@ -1,0 +1,791 @@
+//! [`Toolmark`], its builder and configuration.
+
+use std::any::{Any, TypeId};
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc, Notify};
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::{Clock, SystemClock};
+use crate::confirm::store::{DropReason, Pending, PendingKind, PendingStore};
+use crate::event::{Bridge, BridgeMessage, Event};
+use crate::input::InputLimits;
+use crate::registry::{prepare, ToolEntry};
+use crate::scope::{lock, ScopeNode};
+use crate::undo::UndoEntry;
+use crate::{
+    Caller, CollectError, ConfigError, ConfirmHandler, ConfirmMode, Outcome, PendingConfirmation,
+    Refusal, RefusalCode, RegisterError, Scope, ScopeOptions, ToolInfo, ToolSpec,
+};
+
+/// Options of [`Toolmark::register`].
+#[derive(Clone, Debug, Default)]
+pub struct RegisterOptions {
+    /// The scope to register into (`None`: the root, no name prefix).
+    pub scope: Option<Scope>,
+}
+
+pub(crate) struct Config {
+    pub(crate) confirm_handler: Option<Arc<dyn ConfirmHandler>>,
+    pub(crate) modes: [ConfirmMode; 6],
+    pub(crate) confirm_expiry: Duration,
+    pub(crate) call_timeout: Duration,
+    pub(crate) abort_grace: Duration,
+    pub(crate) max_pending: usize,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) states: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    pub(crate) dev_events: bool,
+    pub(crate) limits: InputLimits,
+    pub(crate) allow_unknown_fields: bool,
+    pub(crate) queue_bound: usize,
+    pub(crate) undo_limit: usize,
+}
+
+impl Config {
+    pub(crate) fn mode(&self, caller: Caller) -> ConfirmMode {
+        self.modes[caller as usize]
+    }
+
+    /// An inline-mode caller without a confirm handler cannot see guarded tools.
+    pub(crate) fn lacks_confirm_path(&self, caller: Caller) -> bool {
+        caller != Caller::Human
+            && self.mode(caller) == ConfirmMode::Inline
+            && self.confirm_handler.is_none()
+    }
+}
+
+/// Configures a [`Toolmark`]. Every option has a default; see [`Toolmark::builder`].
+#[must_use]
+pub struct ToolmarkBuilder {
+    config: Config,
+    mode_errors: Vec<Caller>,
+    event_capacity: usize,
+}
+
+impl ToolmarkBuilder {
+    /// The inline confirmation path: a [`ConfirmHandler`] (a closure or
+    /// [`ConfirmQueue::handler`](crate::ConfirmQueue::handler)).
+    pub fn confirm_handler(mut self, handler: impl ConfirmHandler) -> Self {
+        self.config.confirm_handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// Set a caller's confirmation mode. Only [`Caller::InApp`] (default deferred)
+    /// and [`Caller::Test`] (default inline) may be set; any other caller makes
+    /// [`build`](Self::build) fail with `invalid_confirm_mode`.
+    pub fn confirm_mode(mut self, caller: Caller, mode: ConfirmMode) -> Self {
+        if caller.confirm_mode_configurable() {
+            self.config.modes[caller as usize] = mode;
+        } else {
+            self.mode_errors.push(caller);
+        }
+        self
+    }
+
+    /// How long a confirmation stays open (default 10 minutes).
+    pub fn confirm_expiry(mut self, expiry: Duration) -> Self {
+        self.config.confirm_expiry = expiry;
+        self
+    }
+
+    /// The deadline of a run with no caller signal (default 120 s).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.config.call_timeout = timeout;
+        self
+    }
+
+    /// How long an aborted tool may take to stop before it is abandoned and its
+    /// queue slot released (default 5 s).
+    pub fn abort_grace(mut self, grace: Duration) -> Self {
+        self.config.abort_grace = grace;
+        self
+    }
+
+    /// The most confirmations open at once, deferred and inline (default 100); the
+    /// oldest expire first.
+    pub fn max_pending(mut self, max: usize) -> Self {
+        self.config.max_pending = max;
+        self
+    }
+
+    /// The wall clock that decides expiry (default [`SystemClock`]; tests use
+    /// [`ManualClock`](crate::clock::ManualClock)).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.config.clock = Arc::new(clock);
+        self
+    }
+
+    /// App state for `State<T>` extractors and [`ToolContext::state`](crate::ToolContext::state).
+    /// One value per type; call again for other types.
+    pub fn state<T: Send + Sync + 'static>(mut self, state: T) -> Self {
+        self.config
+            .states
+            .insert(TypeId::of::<T>(), Arc::new(state) as Arc<dyn Any + Send + Sync>);
+        self
+    }
+
+    /// Emit development events (`missing_confirm_handler`,
+    /// `ctx_confirm_unavailable`, `tool_abandoned`). Default: on in debug builds.
+    pub fn dev_events(mut self, on: bool) -> Self {
+        self.config.dev_events = on;
+        self
+    }
+
+    /// The deepest input nesting accepted (default 64); deeper is `invalid`.
+    pub fn max_input_depth(mut self, depth: usize) -> Self {
+        self.config.limits.max_depth = depth;
+        self
+    }
+
+    /// The largest input accepted, in bytes of compact JSON (default 1 MiB); larger
+    /// is `invalid`.
+    pub fn max_input_bytes(mut self, bytes: usize) -> Self {
+        self.config.limits.max_bytes = bytes;
+        self
+    }
+
+    /// Accept input properties a typed tool's input does not declare (default:
+    /// refused `invalid`, "unknown field").
+    pub fn allow_unknown_fields(mut self, allow: bool) -> Self {
+        self.config.allow_unknown_fields = allow;
+        self
+    }
+
+    /// The most calls that may wait in one scope's queue (default 1024); more are
+    /// refused `busy`.
+    pub fn queue_bound(mut self, bound: usize) -> Self {
+        self.config.queue_bound = bound;
+        self
+    }
+
+    /// How many undo restorers are kept (default 100; the oldest are dropped).
+    pub fn undo_limit(mut self, limit: usize) -> Self {
+        self.config.undo_limit = limit;
+        self
+    }
+
+    /// The capacity of the [`events`](Toolmark::events) broadcast (default 1024).
+    pub fn event_capacity(mut self, capacity: usize) -> Self {
+        self.event_capacity = capacity;
+        self
+    }
+
+    /// Build the toolmark. Fails with `invalid_confirm_mode` when a fixed caller's
+    /// mode was set, or `invalid_option` for an option that cannot work.
+    pub fn build(self) -> Result<Toolmark, ConfigError> {
+        if let Some(caller) = self.mode_errors.first() {
+            return Err(ConfigError::InvalidConfirmMode { caller: *caller });
+        }
+        let invalid = |option: &'static str, reason: &str| ConfigError::InvalidOption {
+            option,
+            reason: reason.to_owned(),
+        };
+        if self.config.max_pending == 0 {
+            return Err(invalid("max_pending", "must be at least 1"));
+        }
+        if self.event_capacity == 0 {
+            return Err(invalid("event_capacity", "must be at least 1"));
+        }
+        if self.config.limits.max_depth == 0 {
+            return Err(invalid("max_input_depth", "must be at least 1"));
+        }
+        let (events, _) = broadcast::channel(self.event_capacity);
+        Ok(Toolmark {
+            inner: Arc::new(Inner {
+                config: self.config,
+                registry: RwLock::new(HashMap::new()),
+                version: AtomicU64::new(0),
+                manifest_cache: Default::default(),
+                root: ScopeNode::root(),
+                events,
+                bridge: Mutex::new(Vec::new()),
+                pending: Mutex::new(PendingStore::default()),
+                sweeper_started: AtomicBool::new(false),
+                sweeper_wake: Arc::new(Notify::new()),
+                shutdown: CancellationToken::new(),
+                undo: Mutex::new(VecDeque::new()),
+            }),
+        })
+    }
+}
+
+impl fmt::Debug for ToolmarkBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolmarkBuilder").finish_non_exhaustive()
+    }
+}
+
+type ManifestCache = Mutex<Option<(u64, Arc<Vec<ToolInfo>>)>>;
+
+pub(crate) struct Inner {
+    pub(crate) config: Config,
+    pub(crate) registry: RwLock<HashMap<Arc<str>, Arc<ToolEntry>>>,
+    version: AtomicU64,
+    manifest_cache: [ManifestCache; 6],
+    pub(crate) root: Arc<ScopeNode>,
+    events: broadcast::Sender<Event>,
+    bridge: Mutex<Vec<mpsc::UnboundedSender<BridgeMessage>>>,
+    pub(crate) pending: Mutex<PendingStore>,
+    sweeper_started: AtomicBool,
+    sweeper_wake: Arc<Notify>,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) undo: Mutex<VecDeque<UndoEntry>>,
+}
+
+/// The runtime: registered tools, their scopes, queues and confirmations.
+///
+/// Cheap to clone (an `Arc`); `Send + Sync`.
+///
+/// ```
+/// use toolmark::{Caller, CallOptions, Effect, Toolmark, ToolSpec, ToolError};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Add { a: i64, b: i64 }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let tm = Toolmark::builder().build().unwrap();
+/// let math = tm.scope("math");
+/// math.register(
+///     ToolSpec::typed("add", "Add two numbers", |_ctx, i: Add| async move {
+///         Ok::<_, ToolError>(i.a + i.b)
+///     })
+///     .effect(Effect::Read),
+/// )
+/// .unwrap();
+///
+/// let out = tm.call("math.add", serde_json::json!({"a": 2, "b": 3}), CallOptions::new(Caller::InApp)).await;
+/// assert_eq!(out.output(), Some(&serde_json::json!(5)));
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Toolmark {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Toolmark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Toolmark")
+            .field("tools", &self.inner.read_registry().len())
+            .field("pending", &lock(&self.inner.pending).len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Toolmark {
+    /// A builder with the defaults: inapp deferred, test inline, confirm expiry 10
+    /// min, call timeout 120 s, abort grace 5 s, max pending 100, system clock.
+    pub fn builder() -> ToolmarkBuilder {
+        let mut modes = [ConfirmMode::Inline; 6];
+        for c in Caller::ALL {
+            modes[c as usize] = c.default_confirm_mode();
+        }
+        ToolmarkBuilder {
+            config: Config {
+                confirm_handler: None,
+                modes,
+                confirm_expiry: Duration::from_secs(600),
+                call_timeout: Duration::from_secs(120),
+                abort_grace: Duration::from_secs(5),
+                max_pending: 100,
+                clock: Arc::new(SystemClock),
+                states: HashMap::new(),
+                dev_events: cfg!(debug_assertions),
+                limits: InputLimits {
+                    max_depth: 64,
+                    max_bytes: 1 << 20,
+                },
+                allow_unknown_fields: false,
+                queue_bound: 1024,
+                undo_limit: 100,
+            },
+            mode_errors: Vec::new(),
+            event_capacity: 1024,
+        }
+    }
+
+    /// The root-level scope `name` (created with default options if needed).
+    pub fn scope(&self, name: &str) -> Scope {
+        self.root().scope(name)
+    }
+
+    /// The root-level scope `name`, created with `options` if it does not exist.
+    pub fn scope_with(&self, name: &str, options: ScopeOptions) -> Scope {
+        self.root().scope_with(name, options)
+    }
+
+    /// The scope at a dotted path (`"challenges.create"`), creating the missing
+    /// ones: the same scope `#[tool(scope = "challenges.create")]` registers into.
+    pub fn scope_at(&self, path: &str) -> Scope {
+        if path.is_empty() {
+            return self.root();
+        }
+        path.split('.').fold(self.root(), |s, seg| s.scope(seg))
+    }
+
+    /// The root scope (unscoped tools; it cannot be disposed).
+    pub fn root(&self) -> Scope {
+        Scope {
+            node: Arc::clone(&self.inner.root),
+            tm: Arc::downgrade(&self.inner),
+        }
+    }
+
+    /// Register one tool.
+    pub fn register(&self, spec: ToolSpec, options: RegisterOptions) -> Result<(), RegisterError> {
+        self.inner.register(spec, options.scope.as_ref())
+    }
+
+    /// The tools `caller` can see now, sorted by full name. Built from entries
+    /// computed at registration and cached until something changes.
+    pub fn manifest(&self, caller: Caller) -> Vec<ToolInfo> {
+        self.inner.manifest(caller).as_ref().clone()
+    }
+
+    /// A monotonically increasing number that changes whenever any manifest may
+    /// have changed.
+    pub fn manifest_version(&self) -> u64 {
+        self.inner.version.load(Ordering::Acquire)
+    }
+
+    /// Subscribe to [`Event`]s (a broadcast: a lagging subscriber loses the oldest).
+    pub fn events(&self) -> broadcast::Receiver<Event> {
+        self.inner.events.subscribe()
+    }
+
+    /// Subscribe to the bridge: the outcome of every deferred confirmation resolved
+    /// from now on (approved, rejected, expired, dropped), in order, none lost.
+    pub fn bridge(&self) -> Bridge {
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&self.inner.bridge).push(tx);
+        Bridge { rx }
+    }
+
+    /// The open deferred confirmations, oldest first, input redacted.
+    pub fn pending_confirmations(&self) -> Vec<PendingConfirmation> {
+        self.inner.sweep_now();
+        lock(&self.inner.pending).deferred()
+    }
+
+    /// Withdraw an open confirmation (deferred or inline): its caller gets
+    /// `cancelled` (a deferred one through the bridge). Returns whether it was open.
+    pub fn cancel_pending(&self, confirm_id: &str) -> bool {
+        let taken = lock(&self.inner.pending).take(confirm_id);
+        match taken {
+            Some(p) => {
+                self.inner.drop_pending(p, DropReason::Cancelled);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Shut down: abort every running call (`cancelled`), refuse new ones, and
+    /// expire every open confirmation.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        let all = lock(&self.inner.pending).take_where(|_| true);
+        for p in all {
+            self.inner.drop_pending(p, DropReason::Shutdown);
+        }
+        lock(&self.inner.undo).clear();
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) was called.
+    pub fn is_shut_down(&self) -> bool {
+        self.inner.shutdown.is_cancelled()
+    }
+}
+
+impl Inner {
+    pub(crate) fn read_registry(
+        &self,
+    ) -> std::sync::RwLockReadGuard<'_, HashMap<Arc<str>, Arc<ToolEntry>>> {
+        self.registry.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_registry(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<Arc<str>, Arc<ToolEntry>>> {
+        self.registry.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A registered, visible tool.
+    pub(crate) fn lookup(&self, name: &str) -> Option<Arc<ToolEntry>> {
+        let entry = self.read_registry().get(name).cloned()?;
+        entry.scope.visible().then_some(entry)
+    }
+
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        spec: ToolSpec,
+        scope: Option<&Scope>,
+    ) -> Result<(), RegisterError> {
+        let node = match scope {
+            Some(s) => {
+                if !s.tm.ptr_eq(&Arc::downgrade(self)) {
+                    return Err(RegisterError::InvalidSpec {
+                        tool: spec.name.clone(),
+                        reason: "the scope belongs to another Toolmark".to_owned(),
+                    });
+                }
+                Arc::clone(&s.node)
+            }
+            None => Arc::clone(&self.root),
+        };
+        if node.is_disposed() {
+            return Err(RegisterError::ScopeDisposed {
+                scope: node.path.clone(),
+            });
+        }
+        let entry = prepare(spec, &node, &self.config)?;
+        self.insert(vec![entry]).map_err(|mut e| e.remove(0))
+    }
+
+    /// Insert prepared entries, all or none.
+    pub(crate) fn insert(&self, entries: Vec<ToolEntry>) -> Result<(), Vec<RegisterError>> {
+        let mut registry = self.write_registry();
+        let mut errors = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for e in &entries {
+            if e.scope.is_disposed() {
+                errors.push(RegisterError::ScopeDisposed {
+                    scope: e.scope.path.clone(),
+                });
+            } else if registry.contains_key(&e.name) || !seen.insert(Arc::clone(&e.name)) {
+                errors.push(RegisterError::DuplicateTool {
+                    name: e.name.to_string(),
+                });
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut names = Vec::with_capacity(entries.len());
+        for e in entries {
+            let e = Arc::new(e);
+            lock(&e.scope.tools).push(Arc::clone(&e.name));
+            registry.insert(Arc::clone(&e.name), Arc::clone(&e));
+            names.push(e);
+        }
+        drop(registry);
+        self.bump();
+        for e in &names {
+            self.emit(|| Event::ToolRegistered {
+                tool: e.name.to_string(),
+            });
+            if e.guarded() && self.config.dev_events {
+                let hidden: Vec<Caller> = e
+                    .callers
+                    .iter()
+                    .filter(|c| self.config.lacks_confirm_path(*c))
+                    .collect();
+                if !hidden.is_empty() {
+                    self.emit(|| Event::MissingConfirmHandler {
+                        tool: e.name.to_string(),
+                        callers: hidden,
+                    });
+                }
+            }
+        }
+        self.emit(|| Event::ManifestChanged);
+        Ok(())
+    }
+
+    pub(crate) fn register_all(
+        self: &Arc<Self>,
+        specs: Vec<(ToolSpec, Scope)>,
+    ) -> Result<usize, CollectError> {
+        let mut errors = Vec::new();
+        let mut entries = Vec::new();
+        for (spec, scope) in specs {
+            if scope.node.is_disposed() {
+                errors.push(RegisterError::ScopeDisposed {
+                    scope: scope.node.path.clone(),
+                });
+                continue;
+            }
+            match prepare(spec, &scope.node, &self.config) {
+                Ok(e) => entries.push(e),
+                Err(e) => errors.push(e),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(CollectError { errors });
+        }
+        let n = entries.len();
+        self.insert(entries).map_err(|errors| CollectError { errors })?;
+        Ok(n)
+    }
+
+    /// Something visible changed (a scope shown or hidden).
+    pub(crate) fn scope_changed(&self) {
+        self.bump();
+        self.emit(|| Event::ManifestChanged);
+    }
+
+    fn bump(&self) {
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Scopes were disposed: unregister their tools, drop their pending
+    /// confirmations and undo restorers.
+    pub(crate) fn on_disposed(&self, nodes: &[Arc<ScopeNode>]) {
+        let in_nodes = |n: &Arc<ScopeNode>| nodes.iter().any(|d| Arc::ptr_eq(d, n));
+        let mut removed = Vec::new();
+        {
+            let mut registry = self.write_registry();
+            for node in nodes {
+                for name in lock(&node.tools).drain(..) {
+                    if registry.remove(&name).is_some() {
+                        removed.push(name);
+                    }
+                }
+            }
+        }
+        let dropped = lock(&self.pending).take_where(|p| in_nodes(&p.entry.scope));
+        for p in dropped {
+            self.drop_pending(p, DropReason::ScopeDisposed);
+        }
+        lock(&self.undo).retain(|u| !in_nodes(&u.scope));
+        self.bump();
+        for name in removed {
+            self.emit(|| Event::ToolUnregistered {
+                tool: name.to_string(),
+            });
+        }
+        self.emit(|| Event::ManifestChanged);
+    }
+
+    pub(crate) fn manifest(&self, caller: Caller) -> Arc<Vec<ToolInfo>> {
+        let version = self.version.load(Ordering::Acquire);
+        let mut cache = lock(&self.manifest_cache[caller as usize]);
+        if let Some((v, list)) = cache.as_ref() {
+            if *v == version {
+                return Arc::clone(list);
+            }
+        }
+        let mut list: Vec<ToolInfo> = self
+            .read_registry()
+            .values()
+            .filter(|e| self.can_see(e, caller))
+            .map(|e| {
+                let mut info = e.info.clone();
+                info.needs_confirmation = e.guarded() && caller != Caller::Human;
+                info
+            })
+            .collect();
+        list.sort_by(|a, b| a.name.cmp(&b.name));
+        let list = Arc::new(list);
+        *cache = Some((version, Arc::clone(&list)));
+        list
+    }
+
+    /// Whether `caller` sees `entry` (visible scope, allowed caller, and a
+    /// confirmation path when the tool needs one).
+    pub(crate) fn can_see(&self, entry: &ToolEntry, caller: Caller) -> bool {
+        entry.scope.visible()
+            && entry.callers.contains(caller)
+            && !(entry.guarded() && self.config.lacks_confirm_path(caller))
+    }
+
+    pub(crate) fn wants_events(&self) -> bool {
+        self.events.receiver_count() > 0
+            || tracing::enabled!(target: "toolmark", tracing::Level::ERROR)
+    }
+
+    /// Emit an event (built only when someone listens).
+    pub(crate) fn emit(&self, make: impl FnOnce() -> Event) {
+        if !self.wants_events() {
+            return;
+        }
+        let event = make();
+        if event.is_development() && !self.config.dev_events {
+            return;
+        }
+        event.trace();
+        let _ = self.events.send(event);
+    }
+
+    pub(crate) fn send_bridge(&self, msg: BridgeMessage) {
+        let mut subs = lock(&self.bridge);
+        subs.retain(|tx| tx.send(msg.clone()).is_ok());
+    }
+
+    pub(crate) fn now(&self) -> SystemTime {
+        self.config.clock.now()
+    }
+
+    /// Open a confirmation. The oldest beyond `max_pending` expire.
+    pub(crate) fn insert_pending(self: &Arc<Self>, p: Pending) {
+        let evicted = lock(&self.pending).insert(p, self.config.max_pending);
+        for old in evicted {
+            self.drop_pending(old, DropReason::Expired);
+        }
+        self.start_sweeper();
+        self.sweeper_wake.notify_one();
+    }
+
+    pub(crate) fn next_pending_seq(&self) -> u64 {
+        lock(&self.pending).next_seq()
+    }
+
+    /// Expire what is due now.
+    pub(crate) fn sweep_now(&self) {
+        let now = self.now();
+        let expired = lock(&self.pending).take_expired(now);
+        for p in expired {
+            self.drop_pending(p, DropReason::Expired);
+        }
+    }
+
+    /// Finish a confirmation that was dropped without an answer: tell its waiting
+    /// call (inline) or the agent through the bridge (deferred).
+    pub(crate) fn drop_pending(&self, p: Pending, reason: DropReason) {
+        let tool = p.entry.name.to_string();
+        match reason {
+            DropReason::Expired | DropReason::Shutdown => self.emit(|| Event::ConfirmationExpired {
+                confirm_id: p.id.clone(),
+                tool: tool.clone(),
+            }),
+            DropReason::ScopeDisposed | DropReason::Cancelled => {
+                self.emit(|| Event::ConfirmationDropped {
+                    confirm_id: p.id.clone(),
+                    tool: tool.clone(),
+                    reason: if reason == DropReason::Cancelled {
+                        "cancelled"
+                    } else {
+                        "scope_disposed"
+                    },
+                })
+            }
+        }
+        match p.kind {
+            PendingKind::Inline { wake } => {
+                if let Some(wake) = wake {
+                    let _ = wake.send(reason);
+                }
+            }
+            PendingKind::Deferred { .. } => {
+                self.send_bridge(BridgeMessage::Confirmed {
+                    confirm_id: p.id,
+                    tool,
+                    outcome: Outcome::Refused(drop_refusal(reason)),
+                });
+            }
+        }
+    }
+
+    fn start_sweeper(self: &Arc<Self>) {
+        if self.sweeper_started.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if self.sweeper_started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let wake = Arc::clone(&self.sweeper_wake);
+        let clock_changes = self.config.clock.changes();
+        let shutdown = self.shutdown.clone();
+        handle.spawn(sweeper(weak, wake, clock_changes, shutdown));
+    }
+}
+
+/// The refusal a dropped confirmation resolves to.
+pub(crate) fn drop_refusal(reason: DropReason) -> Refusal {
+    match reason {
+        DropReason::Expired => Refusal::new(
+            RefusalCode::ConfirmationExpired,
+            "The confirmation expired before the user answered",
+        ),
+        DropReason::Shutdown => Refusal::new(
+            RefusalCode::ConfirmationExpired,
+            "The confirmation expired: the app shut down",
+        ),
+        DropReason::ScopeDisposed => Refusal::new(
+            RefusalCode::ScopeDisposed,
+            "The tool's scope was disposed before the user answered",
+        ),
+        DropReason::Cancelled => {
+            Refusal::new(RefusalCode::Cancelled, "The confirmation was withdrawn")
+        }
+    }
+}
+
+/// Expires confirmations on time. Timers are only hints (approvals check the clock
+/// themselves); a clock that reports its jumps (a `ManualClock`) wakes it instead.
+async fn sweeper(
+    weak: Weak<Inner>,
+    wake: Arc<Notify>,
+    mut clock_changes: Option<tokio::sync::watch::Receiver<SystemTime>>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        let wait = {
+            let Some(inner) = weak.upgrade() else { return };
+            inner.sweep_now();
+            let next = lock(&inner.pending).next_expiry();
+            match (&clock_changes, next) {
+                (None, Some(at)) => Some(at.duration_since(inner.now()).unwrap_or_default()),
+                _ => None,
+            }
+        };
+        let clock_changed = async {
+            match clock_changes.as_mut() {
+                Some(rx) => {
+                    if rx.changed().await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let timer = async {
+            match wait {
+                Some(d) => tokio::time::sleep(d + Duration::from_millis(1)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = wake.notified() => {}
+            () = clock_changed => {}
+            () = timer => {}
+        }
+    }
+}
+
+impl Toolmark {
+    /// Run `f` with every collected `#[tool]` record.
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.inner
+    }
+
+    /// A state value given to the builder.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.inner.state::<T>()
+    }
+}
+
+impl Inner {
+    pub(crate) fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.config
+            .states
+            .get(&TypeId::of::<T>())
+            .and_then(|s| Arc::clone(s).downcast::<T>().ok())
+    }
+}
+
+/// A JSON null input counts as `{}`.
+pub(crate) fn normalize_input(input: Value) -> Value {
+    if input.is_null() {
+        Value::Object(Default::default())
+    } else {
+        input
+    }
+}
