@@ -16,7 +16,6 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::Duration;
 
 use futures_util::FutureExt;
 use serde_json::Value;
@@ -343,9 +342,26 @@ impl Inner {
         if let Poll::Ready(r) = first {
             return RunEnd::from_result(r);
         }
+        let aborted = || {
+            if signal.is_some_and(CancellationToken::is_cancelled) {
+                Some(Abort::Signal)
+            } else if node.dispose_token.is_cancelled() {
+                Some(Abort::Disposed)
+            } else if self.shutdown.is_cancelled() {
+                Some(Abort::Shutdown)
+            } else {
+                None
+            }
+        };
         let why = tokio::select! {
             biased;
-            r = &mut fut => return RunEnd::from_result(r),
+            r = &mut fut => {
+                // Aborted before the result was seen: cancelled, whatever it returned.
+                return match aborted() {
+                    Some(why) => RunEnd::Aborted(why),
+                    None => RunEnd::from_result(r),
+                };
+            }
             () = shared.deadline.expired() => Abort::Deadline,
             () = maybe_cancelled(signal) => Abort::Signal,
             () = node.dispose_token.cancelled() => Abort::Disposed,

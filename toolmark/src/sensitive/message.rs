@@ -18,7 +18,10 @@ pub(crate) fn scrub(message: &str, secrets: &[String]) -> String {
             continue;
         }
         let mut from = 0;
-        while let Some(pos) = message.get(from..).and_then(|rest| rest.find(secret.as_str())) {
+        while let Some(pos) = message
+            .get(from..)
+            .and_then(|rest| rest.find(secret.as_str()))
+        {
             let start = from + pos;
             ranges.push((start, start + secret.len()));
             let first = message[start..].chars().next().map_or(1, char::len_utf8);
@@ -111,53 +114,32 @@ pub(crate) fn withhold_value(message: &str) -> String {
 }
 
 /// Rewrites `rest`, serde's `Unexpected` followed by `, expected …`.
+///
+/// Only the kind of the unexpected value is kept, and the text from the last
+/// `, expected` on: serde writes the expectation (the type's text) after the value, so
+/// that part never holds the value, even when the value itself contains `, expected`.
 fn withhold_unexpected(rest: &str) -> String {
-    for kind in BACKTICK_KINDS {
-        let Some(after) = rest.strip_prefix(kind).and_then(|r| r.strip_prefix(" `")) else {
-            continue;
-        };
-        let end = if kind == "character" {
-            after
-                .chars()
-                .next()
-                .map(char::len_utf8)
-                .filter(|&n| after[n..].starts_with('`'))
-        } else {
-            after.find('`')
-        };
-        if let Some(tail) = end.map(|e| &after[e + 1..]) {
-            if tail.starts_with(", expected") {
-                return format!("{kind} {WITHHELD}{tail}");
-            }
-        }
-        return format!("{kind} {}", from_last_expected(after));
-    }
-    if let Some(after) = rest.strip_prefix("string \"") {
-        if let Some(tail) = debug_string_end(after).map(|e| &after[e + 1..]) {
-            if tail.starts_with(", expected") {
-                return format!("string {WITHHELD}{tail}");
-            }
-        }
-        return format!("string {}", from_last_expected(after));
-    }
+    let expected = rest.rfind(", expected").map_or("", |p| &rest[p..]);
     for kind in PLAIN_KINDS {
         if rest
             .strip_prefix(kind)
             .is_some_and(|tail| tail.starts_with(", expected"))
         {
-            return rest.to_owned();
+            return format!("{kind}{expected}");
         }
     }
-    // `Unexpected::Other`: free text, always followed by serde's ", expected …".
-    from_last_expected(rest)
-}
-
-/// The placeholder followed by `s` from its last `, expected` on (serde writes the
-/// expectation after the value, so that part never holds the value).
-fn from_last_expected(s: &str) -> String {
-    match s.rfind(", expected") {
-        Some(p) => format!("{WITHHELD}{}", &s[p..]),
-        None => WITHHELD.to_owned(),
+    let valued = BACKTICK_KINDS
+        .iter()
+        .find(|kind| {
+            rest.strip_prefix(**kind)
+                .is_some_and(|tail| tail.starts_with(" `"))
+        })
+        .copied()
+        .or_else(|| rest.starts_with("string \"").then_some("string"));
+    match valued {
+        Some(kind) => format!("{kind} {WITHHELD}{expected}"),
+        // `Unexpected::Other`: free text.
+        None => format!("{WITHHELD}{expected}"),
     }
 }
 
@@ -237,7 +219,10 @@ mod tests {
     fn withholds_strings_from_invalid_type() {
         let m = de_err(|| serde_json::Error::invalid_type(Unexpected::Str("4242"), &"u32"));
         assert_eq!(m, "invalid type: string \"4242\", expected u32");
-        assert_eq!(withhold_value(&m), "invalid type: string (value withheld), expected u32");
+        assert_eq!(
+            withhold_value(&m),
+            "invalid type: string (value withheld), expected u32"
+        );
         let real = serde_json::from_value::<u32>(json!("4242")).expect_err("type error");
         assert_eq!(
             withhold_value(&real.to_string()),
@@ -290,9 +275,15 @@ mod tests {
             "unknown variant (value withheld), expected `Visa` or `Amex`"
         );
         let m = de_err(|| serde_json::Error::unknown_variant("s3cret", &[]));
-        assert_eq!(withhold_value(&m), "unknown variant (value withheld), there are no variants");
+        assert_eq!(
+            withhold_value(&m),
+            "unknown variant (value withheld), there are no variants"
+        );
         let m = de_err(|| serde_json::Error::unknown_field("tok", &["a", "b"]));
-        assert_eq!(withhold_value(&m), "unknown field (value withheld), expected `a` or `b`");
+        assert_eq!(
+            withhold_value(&m),
+            "unknown field (value withheld), expected `a` or `b`"
+        );
         let m = de_err(|| serde_json::Error::missing_field("cvc"));
         assert_eq!(withhold_value(&m), "missing field (value withheld)");
         let m = de_err(|| serde_json::Error::duplicate_field("cvc"));
@@ -305,8 +296,23 @@ mod tests {
         let m = de_err(|| serde_json::Error::invalid_type(Unexpected::Str(v), &"u32"));
         let w = withhold_value(&m);
         assert_eq!(w, "invalid type: string (value withheld), expected u32");
-        let m = de_err(|| serde_json::Error::invalid_value(Unexpected::Other("SECRET, expected SECRET"), &"u8"));
-        assert_eq!(withhold_value(&m), "invalid value: (value withheld), expected u8");
+        let m = de_err(|| {
+            serde_json::Error::invalid_value(Unexpected::Other("SECRET, expected SECRET"), &"u8")
+        });
+        assert_eq!(
+            withhold_value(&m),
+            "invalid value: (value withheld), expected u8"
+        );
+        for other in [
+            "map, expected SECRET",
+            "integer `5`, expected SECRET",
+            "string \"x\", expected SECRET",
+        ] {
+            let m = de_err(|| serde_json::Error::invalid_value(Unexpected::Other(other), &"u8"));
+            let w = withhold_value(&m);
+            assert!(!w.contains("SECRET"), "{m} -> {w}");
+            assert!(w.ends_with(", expected u8"), "{w}");
+        }
     }
 
     #[test]
@@ -315,8 +321,14 @@ mod tests {
             withhold_value("cards[0].cvc: invalid type: string \"123\", expected u16"),
             "cards[0].cvc: invalid type: string (value withheld), expected u16"
         );
-        assert_eq!(withhold_value("bad `pin` and \"x\\\"y\" here"), "bad (value withheld) and (value withheld) here");
-        assert_eq!(withhold_value("open \"never closed"), "open (value withheld)");
+        assert_eq!(
+            withhold_value("bad `pin` and \"x\\\"y\" here"),
+            "bad (value withheld) and (value withheld) here"
+        );
+        assert_eq!(
+            withhold_value("open \"never closed"),
+            "open (value withheld)"
+        );
         assert_eq!(withhold_value("no quotes at all"), "no quotes at all");
     }
 }

@@ -306,7 +306,10 @@ mod tests {
             ("a.b", vec![key("a"), key("b")]),
             ("cards[].cvc", vec![key("cards"), Seg::Any, key("cvc")]),
             ("a[][]", vec![key("a"), Seg::Any, Seg::Any]),
-            ("a[].b[].c", vec![key("a"), Seg::Any, key("b"), Seg::Any, key("c")]),
+            (
+                "a[].b[].c",
+                vec![key("a"), Seg::Any, key("b"), Seg::Any, key("c")],
+            ),
             ("card-number_2", vec![key("card-number_2")]),
             ("0", vec![key("0")]),
             ("a.0.b", vec![key("a"), key("0"), key("b")]),

@@ -128,13 +128,17 @@ fn leaves(v: &Value, out: &mut Vec<String>) {
         Value::String(s) => {
             out.push(s.clone());
             if let Ok(json) = serde_json::to_string(s) {
-                let inner = json.get(1..json.len().saturating_sub(1)).unwrap_or_default();
+                let inner = json
+                    .get(1..json.len().saturating_sub(1))
+                    .unwrap_or_default();
                 if inner != s {
                     out.push(inner.to_owned());
                 }
             }
             let debug = format!("{s:?}");
-            let inner = debug.get(1..debug.len().saturating_sub(1)).unwrap_or_default();
+            let inner = debug
+                .get(1..debug.len().saturating_sub(1))
+                .unwrap_or_default();
             if inner != s {
                 out.push(inner.to_owned());
             }
@@ -321,7 +325,7 @@ mod tests {
     }
 
     #[test]
-    fn redacts_every_sensitive_value_and_nothing_else() {
+    fn sensitive_values_stay_out_of_confirmation_payloads() {
         let red = m(&["cards[].cvc", "pin", "missing.path", "title[]"]).redact(&input());
         assert_eq!(
             red,
@@ -340,7 +344,10 @@ mod tests {
     fn unreadable_paths_redact_the_whole_input() {
         let u = Matcher::unreadable();
         assert_eq!(u.redact(&input()), json!("[redacted]"));
-        assert_eq!(u.redact_at("cards.0", &json!({"a": 1})), json!("[redacted]"));
+        assert_eq!(
+            u.redact_at("cards.0", &json!({"a": 1})),
+            json!("[redacted]")
+        );
         assert!(u.matches(""));
         assert!(u.matches("anything.at.all"));
         assert!(!u.is_empty());
@@ -360,10 +367,22 @@ mod tests {
     #[test]
     fn change_at_sensitive_location_is_redacted_entirely() {
         let mm = m(&["cards[].cvc"]);
-        assert_eq!(mm.redact_at("cards.0.cvc", &json!("123")), json!("[redacted]"));
-        assert_eq!(mm.redact_at("cards[1].cvc", &json!("987")), json!("[redacted]"));
-        assert_eq!(mm.redact_at("cards.0.cvc.x", &json!(1)), json!("[redacted]"));
-        assert_eq!(mm.redact_at("cards.0.number", &json!("4242")), json!("4242"));
+        assert_eq!(
+            mm.redact_at("cards.0.cvc", &json!("123")),
+            json!("[redacted]")
+        );
+        assert_eq!(
+            mm.redact_at("cards[1].cvc", &json!("987")),
+            json!("[redacted]")
+        );
+        assert_eq!(
+            mm.redact_at("cards.0.cvc.x", &json!(1)),
+            json!("[redacted]")
+        );
+        assert_eq!(
+            mm.redact_at("cards.0.number", &json!("4242")),
+            json!("4242")
+        );
     }
 
     #[test]
@@ -437,8 +456,10 @@ mod tests {
             mm.redact(&json!({ "card": { "cvc": "1" } })),
             json!({ "card": "[redacted]" })
         );
-        assert_eq!(m(&["card.cvc", "card"]).redact(&json!({ "card": { "cvc": "1" } })),
-                   json!({ "card": "[redacted]" }));
+        assert_eq!(
+            m(&["card.cvc", "card"]).redact(&json!({ "card": { "cvc": "1" } })),
+            json!({ "card": "[redacted]" })
+        );
     }
 
     #[test]
@@ -454,7 +475,10 @@ mod tests {
             mm.secrets(&v),
             vec!["4242", "a\\\"b", "true", "123", "a\"b", "12"]
         );
-        assert_eq!(Matcher::unreadable().secrets(&json!({ "t": "public" })), vec!["public"]);
+        assert_eq!(
+            Matcher::unreadable().secrets(&json!({ "t": "public" })),
+            vec!["public"]
+        );
     }
 
     #[test]

@@ -71,8 +71,7 @@ fn same_row(edited: &Value, original: &Value, state: &[&[Seg]]) -> bool {
                 }
             };
             e.iter().all(|(k, a)| check(k, Some(a), o.get(k)))
-                && o
-                    .iter()
+                && o.iter()
                     .all(|(k, b)| e.contains_key(k) || check(k, None, Some(b)))
         }
         (Value::Array(e), Value::Array(o)) => {
@@ -100,7 +99,7 @@ impl Walk {
 
     /// Records an issue for every placeholder inside `v` (not `v` itself).
     fn flag_nested(&mut self, v: &Value, loc: &mut String) {
-        let mut visit = |this: &mut Self, child: &Value, step: &str, loc: &mut String| {
+        let visit = |this: &mut Self, child: &Value, step: &str, loc: &mut String| {
             let len = loc.len();
             push_location(loc, step);
             if is_placeholder(child) {
@@ -205,7 +204,7 @@ impl Walk {
 }
 
 /// The edited changes of a `ctx.confirm` approval, read from JSON.
-fn parse_changes(edited: Value) -> Result<Vec<(String, Option<Value>, Option<Value>)>, Issue> {
+fn parse_changes(edited: Value) -> Result<Vec<Change>, Issue> {
     const SHAPE: &str = "objects {\"path\": string, \"before\": value, \"after\": value}";
     let Value::Array(items) = edited else {
         return Err(Issue::new(
@@ -231,7 +230,11 @@ fn parse_changes(edited: Value) -> Result<Vec<(String, Option<Value>, Option<Val
         let side = |v: Option<Value>| v.filter(|v| !v.is_null());
         let before = side(map.remove("before"));
         let after = side(map.remove("after"));
-        out.push((path, before, after));
+        out.push(Change {
+            path,
+            before,
+            after,
+        });
     }
     Ok(out)
 }
@@ -285,7 +288,12 @@ impl Matcher {
         let mut used = vec![false; original.len()];
         let mut walk = Walk { issues: Vec::new() };
         let mut out = Vec::with_capacity(parsed.len());
-        for (path, before, after) in parsed {
+        for Change {
+            path,
+            before,
+            after,
+        } in parsed
+        {
             let orig = original
                 .iter()
                 .enumerate()
@@ -382,7 +390,9 @@ mod tests {
     #[test]
     fn secret_is_never_replaced_by_the_placeholder() {
         let out = cards().restore(&original(), shown()).expect("restores");
-        assert!(!serde_json::to_string(&out).expect("json").contains("[redacted]"));
+        assert!(!serde_json::to_string(&out)
+            .expect("json")
+            .contains("[redacted]"));
     }
 
     #[test]
@@ -406,7 +416,10 @@ mod tests {
     fn placeholder_in_deleted_row_array_needs_reentry() {
         let mut edited = shown();
         edited["cards"].as_array_mut().expect("array").remove(0);
-        assert_eq!(cards().restore(&original(), edited), Err(issues(&["cards.0.cvc"])));
+        assert_eq!(
+            cards().restore(&original(), edited),
+            Err(issues(&["cards.0.cvc"]))
+        );
     }
 
     #[test]
@@ -436,7 +449,10 @@ mod tests {
     fn placeholder_in_edited_row_needs_reentry() {
         let mut edited = shown();
         edited["cards"][1]["number"] = json!("5556");
-        assert_eq!(cards().restore(&original(), edited), Err(issues(&["cards.1.cvc"])));
+        assert_eq!(
+            cards().restore(&original(), edited),
+            Err(issues(&["cards.1.cvc"]))
+        );
     }
 
     #[test]
@@ -472,7 +488,10 @@ mod tests {
             "title": "Robotics",
             "cards": { "0": { "number": "4242", "cvc": "[redacted]" } }
         });
-        assert_eq!(cards().restore(&original(), edited), Err(issues(&["cards.0.cvc"])));
+        assert_eq!(
+            cards().restore(&original(), edited),
+            Err(issues(&["cards.0.cvc"]))
+        );
         let mm = m(&["profile.ssn"]);
         let orig = json!({ "profile": "none" });
         let edited = json!({ "profile": { "ssn": "[redacted]" } });
@@ -510,7 +529,10 @@ mod tests {
         // A literal moved to a position that held something else is refused.
         let orig = json!({ "notes": ["[redacted]", "x"] });
         let edited = json!({ "notes": ["x", "[redacted]"] });
-        assert_eq!(Matcher::none().restore(&orig, edited), Err(issues(&["notes.1"])));
+        assert_eq!(
+            Matcher::none().restore(&orig, edited),
+            Err(issues(&["notes.1"]))
+        );
     }
 
     #[test]
@@ -518,7 +540,10 @@ mod tests {
         let u = Matcher::unreadable();
         let orig = original();
         let edited = json!({ "title": "[redacted]", "cards": [{ "cvc": "[redacted]" }] });
-        assert_eq!(u.restore(&orig, edited), Err(issues(&["cards.0.cvc", "title"])));
+        assert_eq!(
+            u.restore(&orig, edited),
+            Err(issues(&["cards.0.cvc", "title"]))
+        );
         // An edit without placeholders is taken as it is.
         let edited = json!({ "title": "T", "cards": [] });
         assert_eq!(u.restore(&orig, edited.clone()), Ok(edited));
@@ -527,11 +552,24 @@ mod tests {
     }
 
     #[test]
+    fn approver_reenters_the_value_and_approves_again() {
+        let mut edited = shown();
+        edited["cards"].as_array_mut().expect("array").swap(0, 1);
+        assert!(cards().restore(&original(), edited.clone()).is_err());
+        edited["cards"][0]["cvc"] = json!("987");
+        edited["cards"][1]["cvc"] = json!("123");
+        assert!(cards().restore(&original(), edited).is_ok());
+    }
+
+    #[test]
     fn all_issues_are_reported_sorted() {
         let mm = m(&["cards[].cvc", "pin"]);
         let orig = json!({ "pin": "1", "cards": [{ "n": 1, "cvc": "a" }] });
         let edited = json!({ "pin": "[redacted]", "x": "[redacted]", "cards": [{ "n": 2, "cvc": "[redacted]" }] });
-        assert_eq!(mm.restore(&orig, edited), Err(issues(&["cards.0.cvc", "x"])));
+        assert_eq!(
+            mm.restore(&orig, edited),
+            Err(issues(&["cards.0.cvc", "x"]))
+        );
     }
 
     #[test]
@@ -638,8 +676,16 @@ mod tests {
     fn changes_with_the_same_path_pair_up_in_order() {
         let mm = m(&["pin"]);
         let orig = vec![
-            Change { path: "pin".into(), before: None, after: Some(json!("1")) },
-            Change { path: "pin".into(), before: None, after: Some(json!("2")) },
+            Change {
+                path: "pin".into(),
+                before: None,
+                after: Some(json!("1")),
+            },
+            Change {
+                path: "pin".into(),
+                before: None,
+                after: Some(json!("2")),
+            },
         ];
         let shown = changes_json(&mm.redact_changes(&orig));
         match mm.restore_changes(&orig, shown) {
@@ -687,7 +733,8 @@ mod tests {
             Ok(got) => assert_eq!(changes_json(&got), changes_json(&orig)),
             Err(e) => panic!("{e:?}"),
         }
-        let edited = json!([{ "path": "cards.1", "after": { "number": "5555", "cvc": "[redacted]" } }]);
+        let edited =
+            json!([{ "path": "cards.1", "after": { "number": "5555", "cvc": "[redacted]" } }]);
         match u.restore_changes(&orig, edited) {
             Ok(_) => panic!("placeholder accepted while unreadable"),
             Err(e) => assert_eq!(e, issues(&["cards.1.cvc"])),

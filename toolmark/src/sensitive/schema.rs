@@ -156,7 +156,7 @@ fn expand_all<'a>(
     out
 }
 
-/// The property names declared by the expanded nodes, in order, without repeats.
+/// The property names declared by the expanded nodes, without repeats.
 fn property_names<'a>(expanded: &[&'a Value]) -> Vec<&'a str> {
     let mut names: Vec<&str> = Vec::new();
     for n in expanded {
@@ -341,10 +341,15 @@ fn not_a_property(
             || n.get("patternProperties").is_some()
     });
     let detail = if !props.is_empty() {
-        format!(" (properties: {})", props.join(", "))
+        let mut sorted = props.to_vec();
+        sorted.sort_unstable();
+        format!(" (properties: {})", sorted.join(", "))
     } else if is_map {
         ": it is a map, and only declared properties can be named, not map keys".to_owned()
-    } else if expanded.iter().any(|n| typed_as(n, "array") || n.get("items").is_some()) {
+    } else if expanded
+        .iter()
+        .any(|n| typed_as(n, "array") || n.get("items").is_some())
+    {
         ": it is an array; use \"[]\" to step into its elements".to_owned()
     } else {
         ": it has no properties".to_owned()
@@ -622,12 +627,16 @@ mod tests {
         let s = challenge_schema();
         assert_eq!(
             json_name("cards[].cvv", &s),
-            Err("\"cvv\" is not a property of the input at \"cards[]\" (properties: number, cvc)"
-                .to_owned())
+            Err(
+                "\"cvv\" is not a property of the input at \"cards[]\" (properties: cvc, number)"
+                    .to_owned()
+            )
         );
         let root = json_name("titel", &s).expect_err("typo");
         assert!(
-            root.starts_with("\"titel\" is not a property of the input (properties: title, cards,"),
+            root.starts_with(
+                "\"titel\" is not a property of the input (properties: backup, cards, grid,"
+            ),
             "{root}"
         );
     }
@@ -647,8 +656,10 @@ mod tests {
         let s = challenge_schema();
         assert_eq!(
             json_name("title[]", &s),
-            Err("\"[]\" cannot step into the input at \"title\": it is not an array (no \"items\")"
-                .to_owned())
+            Err(
+                "\"[]\" cannot step into the input at \"title\": it is not an array (no \"items\")"
+                    .to_owned()
+            )
         );
         assert!(json_name("backup[]", &s).is_err());
         assert!(json_name("cards[][]", &s).is_err());
@@ -667,12 +678,18 @@ mod tests {
     #[test]
     fn rust_mode_maps_field_names_through_rename_all() {
         let s = challenge_schema();
-        assert_eq!(rust_name("owner.full_name", &s).as_deref(), Ok("owner.fullName"));
+        assert_eq!(
+            rust_name("owner.full_name", &s).as_deref(),
+            Ok("owner.fullName")
+        );
         assert_eq!(rust_name("owner.tax_id", &s).as_deref(), Ok("owner.taxId"));
         assert_eq!(rust_name("r#type", &s).as_deref(), Ok("type"));
         assert_eq!(rust_name("cards[].cvc", &s).as_deref(), Ok("cards[].cvc"));
         let e = rust_name("owner.fullname", &s).expect_err("no convention yields it");
-        assert!(e.starts_with("\"fullname\" is not a property of the input at \"owner\""), "{e}");
+        assert!(
+            e.starts_with("\"fullname\" is not a property of the input at \"owner\""),
+            "{e}"
+        );
     }
 
     #[test]
@@ -687,7 +704,11 @@ mod tests {
         ];
         for (field, prop) in cases {
             let s = json!({ "type": "object", "properties": { prop: { "type": "string" } } });
-            assert_eq!(rust_name(field, &s).as_deref(), Ok(prop), "{field} -> {prop}");
+            assert_eq!(
+                rust_name(field, &s).as_deref(),
+                Ok(prop),
+                "{field} -> {prop}"
+            );
         }
     }
 
@@ -739,7 +760,10 @@ mod tests {
             "$defs": { "Loop": { "anyOf": [ { "$ref": "#/$defs/Loop" } ] } }
         });
         let e = json_name("a.x", &s).expect_err("non-local ref");
-        assert!(e.contains("could not follow \"$ref\" \"other.json#/X\""), "{e}");
+        assert!(
+            e.contains("could not follow \"$ref\" \"other.json#/X\""),
+            "{e}"
+        );
         assert!(json_name("b.x", &s).is_err());
     }
 
@@ -773,7 +797,10 @@ mod tests {
         let owner = &s["properties"]["owner"]["anyOf"][0];
         assert_eq!(owner.get("$ref"), None);
         assert_eq!(owner["properties"]["taxId"]["writeOnly"], json!(true));
-        assert_eq!(s["properties"]["owner"]["anyOf"][1], json!({ "type": "null" }));
+        assert_eq!(
+            s["properties"]["owner"]["anyOf"][1],
+            json!({ "type": "null" })
+        );
         assert_eq!(s["$defs"], challenge_schema()["$defs"]);
     }
 
@@ -802,7 +829,10 @@ mod tests {
             s["properties"]["backup"]["anyOf"][0],
             json!({ "$ref": "#/$defs/Card" })
         );
-        assert_eq!(s["properties"]["grid"], challenge_schema()["properties"]["grid"]);
+        assert_eq!(
+            s["properties"]["grid"],
+            challenge_schema()["properties"]["grid"]
+        );
     }
 
     #[test]
@@ -812,21 +842,36 @@ mod tests {
         assert_eq!(pay.get("$ref"), None);
         assert_eq!(pay["description"], json!("How to pay."));
         assert_eq!(pay["writeOnly"], json!(true));
-        assert_eq!(pay["oneOf"][1]["properties"]["Card"]["properties"]["pin"]["writeOnly"], json!(true));
+        assert_eq!(
+            pay["oneOf"][1]["properties"]["Card"]["properties"]["pin"]["writeOnly"],
+            json!(true)
+        );
         // Branches without the step are left alone.
-        assert_eq!(pay["oneOf"][0], json!({ "type": "string", "const": "Cash" }));
-        assert_eq!(pay["oneOf"][2], challenge_schema()["$defs"]["Payment"]["oneOf"][2]);
+        assert_eq!(
+            pay["oneOf"][0],
+            json!({ "type": "string", "const": "Cash" })
+        );
+        assert_eq!(
+            pay["oneOf"][2],
+            challenge_schema()["$defs"]["Payment"]["oneOf"][2]
+        );
         assert_eq!(s["$defs"], challenge_schema()["$defs"]);
     }
 
     #[test]
     fn write_only_marks_nested_arrays_tuples_and_every_branch() {
-        let s = marked(challenge_schema(), &["grid[][].cvc", "pair[].cvc", "backup.cvc"]);
+        let s = marked(
+            challenge_schema(),
+            &["grid[][].cvc", "pair[].cvc", "backup.cvc"],
+        );
         assert_eq!(
             s["properties"]["grid"]["items"]["items"]["properties"]["cvc"]["writeOnly"],
             json!(true)
         );
-        assert_eq!(s["properties"]["pair"]["prefixItems"][0], json!({ "type": "string" }));
+        assert_eq!(
+            s["properties"]["pair"]["prefixItems"][0],
+            json!({ "type": "string" })
+        );
         assert_eq!(
             s["properties"]["pair"]["prefixItems"][1]["properties"]["cvc"]["writeOnly"],
             json!(true)
@@ -855,7 +900,10 @@ mod tests {
     fn write_only_on_an_array_without_items_adds_items() {
         let mut s = json!({ "type": "object", "properties": { "raw": { "type": "array" } } });
         mark_write_only(&mut s, &[p("raw[]")]);
-        assert_eq!(s["properties"]["raw"]["items"], json!({ "writeOnly": true }));
+        assert_eq!(
+            s["properties"]["raw"]["items"],
+            json!({ "writeOnly": true })
+        );
     }
 
     #[test]
