@@ -1,0 +1,222 @@
+//! Inline mode (always for webmcp, mcp and tour) and the ConfirmQueue.
+
+use std::time::Duration;
+
+use serde_json::json;
+use toolmark::clock::ManualClock;
+use toolmark::{Caller, ConfirmMode, ConfirmQueue, Decision, RefusalCode, Toolmark};
+
+use crate::*;
+
+#[tokio::test]
+async fn webmcp_mcp_and_tour_never_see_needs_confirmation() {
+    let tm = Toolmark::builder()
+        .confirm_handler(|_req| async { Decision::approve() })
+        .build()
+        .unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    for caller in [Caller::WebMcp, Caller::Mcp, Caller::Tour] {
+        let out = tm.call("create", json!({"title": "x"}), opts(caller)).await;
+        assert_eq!(out.status(), "ok", "{caller}");
+        assert_eq!(out.output().unwrap()["caller"], caller.as_str());
+    }
+    assert_eq!(count(&runs), 3);
+}
+
+#[test]
+fn only_inapp_and_test_modes_are_configurable() {
+    for caller in [Caller::WebMcp, Caller::Mcp, Caller::Tour, Caller::Human] {
+        for mode in [ConfirmMode::Deferred, ConfirmMode::Inline] {
+            let err = Toolmark::builder().confirm_mode(caller, mode).build().unwrap_err();
+            assert_eq!(err.code(), "invalid_confirm_mode");
+        }
+    }
+    Toolmark::builder()
+        .confirm_mode(Caller::InApp, ConfirmMode::Inline)
+        .confirm_mode(Caller::Test, ConfirmMode::Deferred)
+        .build()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn the_inline_call_waits_for_the_confirm_queue() {
+    let queue = ConfirmQueue::new();
+    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    let mut updates = queue.subscribe();
+    let call = tokio::spawn({
+        let tm = tm.clone();
+        async move { tm.call("create", json!({"title": "Robotics"}), opts(Caller::Mcp)).await }
+    });
+    updates.changed().await.unwrap();
+    let pending = queue.pending();
+    assert_eq!(pending.len(), 1);
+    let req = &pending[0];
+    assert_eq!(req.tool, "create");
+    assert_eq!(req.caller, Caller::Mcp);
+    assert_eq!(req.summary, "Create challenge \"Robotics\"");
+    assert_eq!(req.input, json!({"title": "Robotics"}));
+    assert!(req.issues.is_empty());
+    assert_eq!(count(&runs), 0, "waiting, not run");
+    queue.approve(&req.confirm_id, None).unwrap();
+    let out = call.await.unwrap();
+    assert!(out.is_ok());
+    assert!(queue.pending().is_empty());
+    // The id is used: a second answer is refused.
+    assert_eq!(queue.approve(&req.confirm_id, None).unwrap_err().code, RefusalCode::ConfirmationExpired);
+}
+
+#[tokio::test]
+async fn an_inline_rejection_with_reason_reaches_the_agent() {
+    let queue = ConfirmQueue::new();
+    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    let mut updates = queue.subscribe();
+    let call = tokio::spawn({
+        let tm = tm.clone();
+        async move { tm.call("create", json!({}), opts(Caller::Tour)).await }
+    });
+    updates.changed().await.unwrap();
+    let id = queue.pending()[0].confirm_id.clone();
+    queue.reject_with(&id, "Too expensive").unwrap();
+    let out = call.await.unwrap();
+    assert_eq!(code(&out), Some(RefusalCode::Rejected));
+    assert_eq!(out.refusal().unwrap().message, "Too expensive");
+    assert_eq!(count(&runs), 0);
+}
+
+#[tokio::test]
+async fn an_invalid_inline_edit_asks_again_with_the_same_id_and_the_issues() {
+    let queue = ConfirmQueue::new();
+    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    let mut updates = queue.subscribe();
+    let call = tokio::spawn({
+        let tm = tm.clone();
+        async move { tm.call("create", json!({"title": "a"}), opts(Caller::Mcp)).await }
+    });
+    updates.changed().await.unwrap();
+    let id = queue.pending()[0].confirm_id.clone();
+    queue.approve(&id, Some(json!({"title": 42}))).unwrap();
+    loop {
+        updates.changed().await.unwrap();
+        if let Some(req) = queue.pending().first() {
+            assert_eq!(req.confirm_id, id, "the same id");
+            assert_eq!(req.issues[0].path, "title");
+            break;
+        }
+    }
+    queue.approve(&id, Some(json!({"title": "b"}))).unwrap();
+    let out = call.await.unwrap();
+    assert_eq!(out.output().unwrap()["input"], json!({"title": "b"}));
+    assert_eq!(count(&runs), 1);
+}
+
+#[tokio::test]
+async fn an_inline_approval_after_expiry_is_expired_by_the_clock() {
+    let clock = ManualClock::new();
+    let c = clock.clone();
+    let tm = Toolmark::builder()
+        .clock(clock.clone())
+        .confirm_handler(move |_req| {
+            // The user answers after the clock jumped past expiry (device sleep),
+            // before any timer could run.
+            c.advance(Duration::from_secs(601));
+            async { Decision::approve() }
+        })
+        .build()
+        .unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    let out = tm.call("create", json!({}), opts(Caller::Mcp)).await;
+    assert_eq!(code(&out), Some(RefusalCode::ConfirmationExpired));
+    assert_eq!(count(&runs), 0);
+}
+
+#[tokio::test]
+async fn an_unanswered_inline_confirmation_expires() {
+    let clock = ManualClock::new();
+    let queue = ConfirmQueue::new();
+    let tm = Toolmark::builder()
+        .clock(clock.clone())
+        .confirm_handler(queue.handler())
+        .build()
+        .unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    let mut updates = queue.subscribe();
+    let call = tokio::spawn({
+        let tm = tm.clone();
+        async move { tm.call("create", json!({}), opts(Caller::WebMcp)).await }
+    });
+    updates.changed().await.unwrap();
+    clock.advance(Duration::from_secs(600));
+    let out = call.await.unwrap();
+    assert_eq!(code(&out), Some(RefusalCode::ConfirmationExpired));
+    assert!(queue.pending().is_empty(), "the queue drops requests nobody waits for");
+}
+
+#[tokio::test]
+async fn max_pending_counts_inline_confirmations_too() {
+    let queue = ConfirmQueue::new();
+    let tm = Toolmark::builder()
+        .confirm_handler(queue.handler())
+        .max_pending(2)
+        .build()
+        .unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    let inline = tokio::spawn({
+        let tm = tm.clone();
+        async move { tm.call("create", json!({}), opts(Caller::Mcp)).await }
+    });
+    let mut updates = queue.subscribe();
+    updates.changed().await.unwrap();
+    tm.call("create", json!({}), opts(Caller::InApp)).await;
+    tm.call("create", json!({}), opts(Caller::InApp)).await;
+    // The inline one was oldest: it expired.
+    assert_eq!(code(&inline.await.unwrap()), Some(RefusalCode::ConfirmationExpired));
+    assert_eq!(tm.pending_confirmations().len(), 2);
+}
+
+#[tokio::test]
+async fn disposal_drops_an_open_inline_confirmation() {
+    let queue = ConfirmQueue::new();
+    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let runs = runs();
+    let scope = tm.scope("s");
+    scope.register(guarded("create", &runs)).unwrap();
+    let mut updates = queue.subscribe();
+    let call = tokio::spawn({
+        let tm = tm.clone();
+        async move { tm.call("s.create", json!({}), opts(Caller::Mcp)).await }
+    });
+    updates.changed().await.unwrap();
+    let id = queue.pending()[0].confirm_id.clone();
+    scope.dispose();
+    assert_eq!(code(&call.await.unwrap()), Some(RefusalCode::ScopeDisposed));
+    assert!(queue.approve(&id, None).is_err());
+    assert_eq!(count(&runs), 0);
+}
+
+#[tokio::test]
+async fn the_callers_signal_ends_an_open_inline_confirmation() {
+    let queue = ConfirmQueue::new();
+    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    let token = tokio_util::sync::CancellationToken::new();
+    let mut updates = queue.subscribe();
+    let call = tokio::spawn({
+        let (tm, token) = (tm.clone(), token.clone());
+        async move { tm.call("create", json!({}), opts(Caller::Mcp).signal(token)).await }
+    });
+    updates.changed().await.unwrap();
+    token.cancel();
+    assert_eq!(code(&call.await.unwrap()), Some(RefusalCode::Cancelled));
+    assert_eq!(count(&runs), 0);
+}

@@ -1,0 +1,53 @@
+//! Every rule of seeds/confirmation-modes.txt except the sensitive-value rules
+//! (tests/sensitive) and form staleness (tests/forms).
+
+mod ctx_confirm;
+mod deferred;
+mod inline;
+mod rules;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use toolmark::{CallOptions, Caller, Effect, Outcome, RefusalCode, ToolSpec};
+
+/// A consequential tool that counts its runs and returns its caller.
+pub(crate) fn guarded(name: &str, runs: &Arc<AtomicUsize>) -> ToolSpec {
+    let runs = runs.clone();
+    ToolSpec::new(name, format!("Send ({name})"))
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"title": {"type": "string"}, "n": {"type": "integer"}},
+            "additionalProperties": false
+        }))
+        .effect(Effect::Consequential)
+        .summary("Create challenge \"{title}\"")
+        .handler(move |ctx, input| {
+            let runs = runs.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                Ok(json!({"caller": ctx.caller(), "input": input}))
+            }
+        })
+}
+
+pub(crate) fn runs() -> Arc<AtomicUsize> {
+    Arc::new(AtomicUsize::new(0))
+}
+
+pub(crate) fn count(runs: &Arc<AtomicUsize>) -> usize {
+    runs.load(Ordering::SeqCst)
+}
+
+pub(crate) fn opts(caller: Caller) -> CallOptions {
+    CallOptions::new(caller)
+}
+
+pub(crate) fn code(o: &Outcome) -> Option<RefusalCode> {
+    o.refusal_code()
+}
+
+pub(crate) fn json_of(o: &Outcome) -> Value {
+    serde_json::to_value(o).unwrap()
+}
