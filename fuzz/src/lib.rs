@@ -134,10 +134,35 @@ pub fn check_path(data: &[u8]) {
     );
     let other = serde_json::Error::invalid_value(Unexpected::Other(text), &"a pin").to_string();
     let out = withhold_value(&other);
-    assert!(out.ends_with(", expected a pin"), "{other:?} -> {out:?}");
-    if text.len() > 16 {
-        assert!(!out.contains(text), "{other:?} -> {out:?}");
-    }
+    let plain = [
+        "null",
+        "unit value",
+        "Option value",
+        "newtype struct",
+        "sequence",
+        "map",
+        "enum",
+        "unit variant",
+        "newtype variant",
+        "tuple variant",
+        "struct variant",
+        "byte array",
+    ];
+    let valued = [
+        "boolean",
+        "integer",
+        "floating point",
+        "character",
+        "string",
+    ];
+    let allowed = out == "invalid value: (value withheld), expected a pin"
+        || plain
+            .iter()
+            .any(|k| out == format!("invalid value: {k}, expected a pin"))
+        || valued
+            .iter()
+            .any(|k| out == format!("invalid value: {k} (value withheld), expected a pin"));
+    assert!(allowed, "{other:?} -> {out:?}");
     // Scrubbing removes every secret found in the text (a secret sharing characters
     // with the placeholder could be re-formed around it, so those are not checked).
     let half: String = text.chars().take(text.chars().count() / 2).collect();

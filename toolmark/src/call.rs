@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio::sync::SemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{CallShared, Deadline, Progress, ProgressFn};
+use crate::context::{CallShared, Deadline, Progress, ProgressFn, Signal};
 use crate::event::Event;
 use crate::input::{check_limits, json_type};
 use crate::registry::ToolEntry;
@@ -135,7 +135,7 @@ impl Inner {
 
     async fn call_steps(self: &Arc<Self>, name: &str, input: Value, opts: CallOptions) -> Outcome {
         let caller = opts.caller;
-        if self.shutdown.is_cancelled() {
+        if self.is_shut_down() {
             return Outcome::refused(RefusalCode::Cancelled, "The app has shut down");
         }
         // 1. lookup
@@ -161,14 +161,15 @@ impl Inner {
                     return crate::confirm::defer(self, &entry, caller, input, decoded)
                 }
                 ConfirmMode::Inline => {
-                    match crate::confirm::inline_confirm(
+                    // Boxed: keeps the hot path's future small.
+                    match Box::pin(crate::confirm::inline_confirm(
                         self,
                         &entry,
                         caller,
                         input,
                         decoded,
                         opts.signal.as_ref(),
-                    )
+                    ))
                     .await
                     {
                         Ok(v) => v,
@@ -221,7 +222,8 @@ impl Inner {
             )]));
         }
         check_limits(&input, self.config.limits).map_err(|i| Refusal::invalid(vec![i]))?;
-        match (entry.decode)(&input, self.config.allow_unknown_fields) {
+        let allow_unknown = self.config.allow_unknown_fields || !entry.track_unknown;
+        match (entry.decode)(&input, allow_unknown) {
             Ok(decoded) => Ok((input, decoded)),
             Err(issues) => Err(Refusal::invalid(safe_issues(
                 issues,
@@ -231,30 +233,31 @@ impl Inner {
         }
     }
 
-    /// Wait for the scope's queue: FIFO, bounded, abandoned on disposal, shutdown or
-    /// the caller's signal.
+    /// Take the scope's queue slot: at once when it is free, else wait in FIFO
+    /// order (bounded; abandoned on disposal, shutdown or the caller's signal).
     async fn acquire<'a>(
         &self,
         node: &'a ScopeNode,
         signal: Option<&CancellationToken>,
     ) -> Result<SemaphorePermit<'a>, Refusal> {
-        let disposed = || {
-            Refusal::new(
-                RefusalCode::ScopeDisposed,
-                format!("Scope `{}` was disposed before the call ran", node.path),
-            )
-        };
-        let cancelled =
-            || Refusal::new(RefusalCode::Cancelled, "The call was cancelled before it ran");
         if node.is_disposed() {
-            return Err(disposed());
+            return Err(disposed(node));
         }
         if signal.is_some_and(CancellationToken::is_cancelled) {
-            return Err(cancelled());
+            return Err(cancelled_before_run());
         }
-        if let Ok(permit) = node.queue.try_acquire() {
-            return Ok(permit);
+        match node.queue.try_acquire() {
+            Ok(permit) => Ok(permit),
+            // Boxed: the waiting path keeps the hot path's future small.
+            Err(_) => Box::pin(self.acquire_slow(node, signal)).await,
         }
+    }
+
+    async fn acquire_slow<'a>(
+        &self,
+        node: &'a ScopeNode,
+        signal: Option<&CancellationToken>,
+    ) -> Result<SemaphorePermit<'a>, Refusal> {
         if node.waiting.fetch_add(1, Ordering::AcqRel) >= self.config.queue_bound {
             node.waiting.fetch_sub(1, Ordering::AcqRel);
             return Err(Refusal::new(
@@ -274,10 +277,10 @@ impl Inner {
         let _waiting = Waiting(node);
         tokio::select! {
             biased;
-            () = node.dispose_token.cancelled() => Err(disposed()),
-            () = self.shutdown.cancelled() => Err(cancelled()),
-            () = maybe_cancelled(signal) => Err(cancelled()),
-            permit = node.queue.acquire() => permit.map_err(|_| disposed()),
+            () = node.dispose_token.cancelled() => Err(disposed(node)),
+            () = self.shutdown.cancelled() => Err(cancelled_before_run()),
+            () = maybe_cancelled(signal) => Err(cancelled_before_run()),
+            permit = node.queue.acquire() => permit.map_err(|_| disposed(node)),
         }
     }
 
@@ -300,14 +303,10 @@ impl Inner {
             Some(_) => None,
             None => Some(entry.timeout.unwrap_or(self.config.call_timeout)),
         };
-        let token = match &signal {
-            Some(s) => s.child_token(),
-            None => CancellationToken::new(),
-        };
         let shared = Arc::new(CallShared {
             caller,
             tool: Arc::clone(&entry.name),
-            signal: token,
+            signal: Signal::new(signal.clone()),
             inner: Some(Arc::clone(self)),
             entry: Some(Arc::clone(entry)),
             input,
@@ -342,12 +341,25 @@ impl Inner {
         if let Poll::Ready(r) = first {
             return RunEnd::from_result(r);
         }
+        Box::pin(self.run_slow(node, shared, signal, fut.as_mut())).await
+    }
+
+    async fn run_slow(
+        &self,
+        node: &ScopeNode,
+        shared: &CallShared,
+        signal: Option<&CancellationToken>,
+        mut fut: std::pin::Pin<
+            &mut (impl Future<Output = Result<Result<Value, ToolError>, Box<dyn Any + Send>>> + Send),
+        >,
+    ) -> RunEnd {
+        shared.deadline.start();
         let aborted = || {
             if signal.is_some_and(CancellationToken::is_cancelled) {
                 Some(Abort::Signal)
-            } else if node.dispose_token.is_cancelled() {
+            } else if node.is_disposed() {
                 Some(Abort::Disposed)
-            } else if self.shutdown.is_cancelled() {
+            } else if self.is_shut_down() {
                 Some(Abort::Shutdown)
             } else {
                 None
@@ -380,6 +392,17 @@ impl Inner {
         }
         RunEnd::Aborted(why)
     }
+}
+
+fn disposed(node: &ScopeNode) -> Refusal {
+    Refusal::new(
+        RefusalCode::ScopeDisposed,
+        format!("Scope `{}` was disposed before the call ran", node.path),
+    )
+}
+
+fn cancelled_before_run() -> Refusal {
+    Refusal::new(RefusalCode::Cancelled, "The call was cancelled before it ran")
 }
 
 async fn maybe_cancelled(signal: Option<&CancellationToken>) {

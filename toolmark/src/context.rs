@@ -67,14 +67,23 @@ struct DeadlineState {
 }
 
 impl Deadline {
+    /// A deadline `limit` from when it is [started](Self::start) (`None`: none).
     pub(crate) fn new(limit: Option<Duration>) -> Self {
         Deadline {
             state: Mutex::new(DeadlineState {
                 left: limit,
-                since: Some(Instant::now()),
+                since: None,
                 pauses: 0,
             }),
             changed: Notify::new(),
+        }
+    }
+
+    /// Start counting (a run that finishes on its first poll never needs to).
+    pub(crate) fn start(&self) {
+        let mut s = lock(&self.state);
+        if s.since.is_none() && s.pauses == 0 {
+            s.since = Some(Instant::now());
         }
     }
 
@@ -143,11 +152,64 @@ impl Drop for PauseGuard {
     }
 }
 
+/// The run's cancellation signal, created on first use (most runs never ask).
+pub(crate) struct Signal {
+    state: Mutex<SignalState>,
+}
+
+struct SignalState {
+    token: Option<CancellationToken>,
+    parent: Option<CancellationToken>,
+    aborted: bool,
+}
+
+impl Signal {
+    /// A signal that is also cancelled when `parent` (the caller's) is.
+    pub(crate) fn new(parent: Option<CancellationToken>) -> Self {
+        Signal {
+            state: Mutex::new(SignalState {
+                token: None,
+                parent,
+                aborted: false,
+            }),
+        }
+    }
+
+    pub(crate) fn token(&self) -> CancellationToken {
+        let mut s = lock(&self.state);
+        if let Some(t) = &s.token {
+            return t.clone();
+        }
+        let t = match &s.parent {
+            Some(p) => p.child_token(),
+            None => CancellationToken::new(),
+        };
+        if s.aborted {
+            t.cancel();
+        }
+        s.token = Some(t.clone());
+        t
+    }
+
+    pub(crate) fn cancel(&self) {
+        let mut s = lock(&self.state);
+        s.aborted = true;
+        if let Some(t) = &s.token {
+            t.cancel();
+        }
+    }
+
+    pub(crate) fn is_cancelled(&self) -> bool {
+        let s = lock(&self.state);
+        s.aborted || s.parent.as_ref().is_some_and(CancellationToken::is_cancelled)
+    }
+}
+
 /// Shared by a call's context clones.
 pub(crate) struct CallShared {
     pub(crate) caller: Caller,
     pub(crate) tool: Arc<str>,
-    pub(crate) signal: CancellationToken,
+    pub(crate) signal: Signal,
     pub(crate) inner: Option<Arc<Inner>>,
     pub(crate) entry: Option<Arc<ToolEntry>>,
     /// The real input (for `ctx.confirm` requests, where it is redacted).
@@ -191,7 +253,7 @@ impl ToolContext {
     /// shutdown). A tool that checks it ends early; one that ignores it is
     /// abandoned after the abort grace.
     pub fn signal(&self) -> CancellationToken {
-        self.call.signal.clone()
+        self.call.signal.token()
     }
 
     /// Whether the run has been aborted.

@@ -10,12 +10,16 @@
 //! every [`BridgeMessage`] sent after it subscribed, in order.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
 use serde::{Serialize, Serializer};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
+
+pub use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use crate::{Caller, ConfirmMode, Outcome, RefusalCode};
 
@@ -225,5 +229,52 @@ impl futures_core::Stream for Bridge {
     type Item = BridgeMessage;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<BridgeMessage>> {
         self.rx.poll_recv(cx)
+    }
+}
+
+/// A subscription to [`Event`]s, from [`Toolmark::events`](crate::Toolmark::events).
+///
+/// A broadcast: a subscriber more than the capacity (default 1024) behind loses the
+/// oldest events, and its next `recv` returns [`RecvError::Lagged`] with how many.
+/// While no subscription exists (and no `tracing` subscriber is installed), events
+/// are not even built.
+#[derive(Debug)]
+pub struct Events {
+    rx: broadcast::Receiver<Event>,
+    _counted: Subscribed,
+}
+
+#[derive(Debug)]
+struct Subscribed(Arc<AtomicUsize>);
+
+impl Drop for Subscribed {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Events {
+    pub(crate) fn new(rx: broadcast::Receiver<Event>, count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::AcqRel);
+        Events {
+            rx,
+            _counted: Subscribed(Arc::clone(count)),
+        }
+    }
+
+    /// The next event; `Err(Lagged(n))` when `n` were lost, `Err(Closed)` once the
+    /// toolmark is gone.
+    pub async fn recv(&mut self) -> Result<Event, RecvError> {
+        self.rx.recv().await
+    }
+
+    /// The next event if one is waiting.
+    pub fn try_recv(&mut self) -> Result<Event, TryRecvError> {
+        self.rx.try_recv()
+    }
+
+    /// A new subscription starting from now.
+    pub fn resubscribe(&self) -> Events {
+        Events::new(self.rx.resubscribe(), &self._counted.0)
     }
 }

@@ -22,29 +22,60 @@ pub(crate) fn decode_typed<T: DeserializeOwned>(
     input: &Value,
     allow_unknown: bool,
 ) -> Result<T, Vec<Issue>> {
-    let mut track = serde_path_to_error::Track::new();
-    if allow_unknown {
-        let de = serde_path_to_error::Deserializer::new(input, &mut track);
-        return T::deserialize(de).map_err(|e| vec![serde_issue(&track.path(), &e)]);
-    }
+    // Fast path: plain serde. Only a failure pays for path tracking.
     let mut unknown: Vec<Issue> = Vec::new();
-    let result = {
+    let decoded = if allow_unknown {
+        T::deserialize(input)
+    } else {
         let mut on_ignored = |path: serde_ignored::Path<'_>| {
             unknown.push(Issue::new(ignored_path(&path), "unknown field"));
         };
-        let ignored = serde_ignored::Deserializer::new(input, &mut on_ignored);
-        let de = serde_path_to_error::Deserializer::new(ignored, &mut track);
-        T::deserialize(de)
+        T::deserialize(serde_ignored::Deserializer::new(input, &mut on_ignored))
     };
-    match result {
+    match decoded {
         Ok(value) if unknown.is_empty() => Ok(value),
         Ok(_) => Err(unknown),
-        Err(e) => {
-            let mut issues = vec![serde_issue(&track.path(), &e)];
+        Err(_) => {
+            let mut track = serde_path_to_error::Track::new();
+            let de = serde_path_to_error::Deserializer::new(input, &mut track);
+            let mut issues = match T::deserialize(de) {
+                Err(e) => vec![serde_issue(&track.path(), &e)],
+                // Deserializing the same value twice cannot disagree; if it ever
+                // did, still refuse rather than run on a value read only once.
+                Ok(_) => vec![Issue::new("", "the input could not be read")],
+            };
             issues.extend(unknown);
             Err(issues)
         }
     }
+}
+
+/// Whether serde can ignore no property of an input with this schema: every
+/// object schema in it is closed (`additionalProperties: false`, as
+/// `#[serde(deny_unknown_fields)]` makes it) or a map (`additionalProperties: {…}`).
+/// Then serde itself refuses unknown fields and the decode step skips its own
+/// tracking. Conservative: anything it does not recognize counts as open.
+pub(crate) fn ignores_nothing(schema: &Value) -> bool {
+    let mut stack = vec![schema];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                let objectish = map.contains_key("properties")
+                    || map.get("type").is_some_and(|t| {
+                        t == "object" || t.as_array().is_some_and(|a| a.iter().any(|x| x == "object"))
+                    });
+                if objectish
+                    && !matches!(map.get("additionalProperties"), Some(Value::Bool(false) | Value::Object(_)))
+                {
+                    return false;
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    true
 }
 
 /// [`decode_typed`] boxed as a [`Decoded`].
@@ -123,9 +154,11 @@ pub(crate) struct InputLimits {
 /// `max_bytes` (its compact JSON size, estimated without serializing). Iterative, so
 /// a deeply nested value cannot overflow the stack here.
 pub(crate) fn check_limits(input: &Value, limits: InputLimits) -> Result<(), Issue> {
-    let mut stack: Vec<(&Value, usize)> = vec![(input, 1)];
+    // Only containers go on the stack, so a flat input allocates nothing.
+    let mut stack: Vec<(&Value, usize)> = Vec::new();
     let mut bytes = 0usize;
-    while let Some((value, depth)) = stack.pop() {
+    let mut next = Some((input, 1usize));
+    while let Some((value, depth)) = next.take().or_else(|| stack.pop()) {
         if depth > limits.max_depth {
             return Err(Issue::new(
                 "",
@@ -135,23 +168,36 @@ pub(crate) fn check_limits(input: &Value, limits: InputLimits) -> Result<(), Iss
                 ),
             ));
         }
-        bytes += match value {
-            Value::Null => 4,
-            Value::Bool(_) => 5,
-            Value::Number(_) => 8,
-            Value::String(s) => s.len() + 2,
-            Value::Array(items) => {
-                stack.extend(items.iter().map(|v| (v, depth + 1)));
-                2 + items.len()
-            }
-            Value::Object(map) => {
-                for (k, v) in map {
-                    bytes += k.len() + 3;
-                    stack.push((v, depth + 1));
-                }
-                2 + map.len()
+        let mut visit = |child: &'_ Value| -> usize {
+            match child {
+                Value::Null => 4,
+                Value::Bool(_) => 5,
+                Value::Number(_) => 8,
+                Value::String(s) => s.len() + 2,
+                Value::Array(_) | Value::Object(_) => 0,
             }
         };
+        match value {
+            Value::Array(items) => {
+                bytes += 2 + items.len();
+                for v in items {
+                    bytes += visit(v);
+                    if matches!(v, Value::Array(_) | Value::Object(_)) {
+                        stack.push((v, depth + 1));
+                    }
+                }
+            }
+            Value::Object(map) => {
+                bytes += 2 + map.len();
+                for (k, v) in map {
+                    bytes += k.len() + 3 + visit(v);
+                    if matches!(v, Value::Array(_) | Value::Object(_)) {
+                        stack.push((v, depth + 1));
+                    }
+                }
+            }
+            scalar => bytes += visit(scalar),
+        }
         if bytes > limits.max_bytes {
             return Err(Issue::new(
                 "",
@@ -181,3 +227,72 @@ pub(crate) fn json_type(value: &Value) -> &'static str {
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoInput {}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[derive(Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Closed {
+        a: i64,
+        inner: Vec<ClosedInner>,
+        map: std::collections::HashMap<String, i64>,
+    }
+
+    #[derive(Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct ClosedInner {
+        x: Option<String>,
+    }
+
+    #[derive(Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct HalfOpen {
+        open: Open,
+    }
+
+    #[derive(Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Open {
+        y: i64,
+    }
+
+    #[test]
+    fn closed_schemas_need_no_unknown_field_tracking() {
+        assert!(ignores_nothing(&schema_for::<Closed>()));
+        assert!(!ignores_nothing(&schema_for::<HalfOpen>()));
+        assert!(!ignores_nothing(&schema_for::<Open>()));
+        assert!(!ignores_nothing(&json!({"type": "object"})));
+    }
+
+    #[test]
+    fn a_closed_type_still_refuses_unknown_fields_through_serde() {
+        let issues = decode_typed::<Closed>(&json!({"a": 1, "inner": [{"z": 1}], "map": {}}), true)
+            .err()
+            .unwrap();
+        assert_eq!(issues[0].path, "inner.0.z");
+        assert!(issues[0].message.contains("unknown field"), "{}", issues[0].message);
+    }
+
+    #[test]
+    fn an_open_type_reports_every_unknown_field() {
+        let issues = decode_typed::<HalfOpen>(&json!({"open": {"y": 1, "q": 2}}), false)
+            .err()
+            .unwrap();
+        assert_eq!(issues, [Issue::new("open.q", "unknown field")]);
+    }
+
+    #[test]
+    fn limits_refuse_deep_and_large_inputs() {
+        let limits = InputLimits { max_depth: 3, max_bytes: 100 };
+        assert!(check_limits(&json!({"a": {"b": {"c": 1}}}), limits).is_ok());
+        assert!(check_limits(&json!({"a": {"b": {"c": {"d": 1}}}}), limits).is_err());
+        assert!(check_limits(&json!({"a": "x".repeat(200)}), limits).is_err());
+    }
+}

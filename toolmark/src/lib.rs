@@ -78,12 +78,82 @@ pub use crate::confirm::{
 };
 pub use crate::context::{Progress, State, ToolContext};
 pub use crate::error::{CollectError, ConfigError, RegisterError};
-pub use crate::event::{Bridge, BridgeMessage, Event};
+pub use crate::event::{Bridge, BridgeMessage, Event, Events};
 pub use crate::input::NoInput;
 pub use crate::outcome::{Issue, NeedsConfirmation, Outcome, Refusal, RefusalCode, ToolError};
 pub use crate::scope::{Scope, ScopeGuard, ScopeOptions};
 pub use crate::tool::{Decoded, Effect, StateNeed, ToolAnnotations, ToolInfo, ToolSpec};
 pub use crate::toolmark::{RegisterOptions, Toolmark, ToolmarkBuilder};
+/// Turns a fn into a tool: `#[tool(...)]` generates its input schema, its table of
+/// sensitive paths and its registration, collected by
+/// [`Toolmark::register_collected`].
+///
+/// ```
+/// use toolmark::{tool, CallOptions, Caller, ToolContext, ToolError};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct NewCard { holder: String, number: String, cvc: String }
+///
+/// /// Add a payment card.
+/// #[tool(scope = "billing", consequential, sensitive = ["number", "cvc"],
+///        summary = "Add a card for {holder}")]
+/// async fn add_card(input: NewCard, ctx: ToolContext) -> Result<String, ToolError> {
+///     Ok(format!("card of {} added by {}", input.holder, ctx.caller()))
+/// }
+///
+/// /// Add two numbers.
+/// #[tool(read_only)]
+/// fn add(#[arg(description = "The first term")] a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let tm = toolmark::testing::test_toolmark();
+/// tm.register_collected().unwrap();
+/// let out = tm.call("add", serde_json::json!({"a": 2, "b": 3}), CallOptions::new(Caller::Mcp)).await;
+/// assert_eq!(out.output(), Some(&serde_json::json!(5)));
+/// assert_eq!(tm.manifest(Caller::InApp)[0].name, "add");
+/// assert_eq!(tm.manifest(Caller::InApp)[1].name, "billing.add_card");
+/// # }
+/// ```
+///
+/// **Keys** (all optional): `name = "…"` (default: the fn name), `scope = "a.b"`
+/// (registered into [`Toolmark::scope_at`]`("a.b")`), one of `read_only`,
+/// `consequential`, `destructive` (default: [`Effect::Write`]), `sensitive = "p"`
+/// (repeatable, or `sensitive = ["p", "q"]`), `callers = [inapp, mcp]` (of `human`,
+/// `inapp`, `webmcp`, `mcp`, `tour`, `test`; default: all), `summary = "…{field}…"`,
+/// `description = "…"` (default: the doc comment, lines joined and trimmed),
+/// `title = "…"`, `timeout = "30s"` (humantime syntax; replaces the builder's
+/// `call_timeout` for this tool). Names and scope segments are `[A-Za-z0-9_-]+`.
+///
+/// **Parameters**, in any order: [`ToolContext`], any number of [`State<T>`], and
+/// either one *input type* (a type of yours, `Deserialize + JsonSchema`, that is the
+/// whole input) or *plain arguments* (std types: `bool`, integers, floats, `char`,
+/// `String`, `Vec`, `VecDeque`, `Option`, maps, sets, tuples, arrays; any other type
+/// with `#[arg]`), which become the fields of a generated input, each documented with
+/// `#[arg(description = "…")]`. No input is the empty object `{}`. `ToolContext` and
+/// `State` are recognized by name; a plain argument is named by a plain identifier.
+///
+/// **Return**: `T: Serialize`, or `Result<T, E>` with `E: Display` or [`ToolError`]
+/// (whose issues are kept). A `Result` is recognized by its last path segment, so
+/// `anyhow::Result<T>` works; a type alias with another name is a plain output. A
+/// `JsonSchema` output also gives the manifest an `outputSchema`. A fn that is not
+/// `async` runs on the blocking pool.
+///
+/// **Sensitive paths** (`seg(.seg|[])*`, `[]` for every element of a sequence,
+/// `Option` transparent) name the input's *Rust* fields and are checked by the
+/// compiler: a missing field, or `[]` after a non-sequence, is an error under the
+/// path. The runtime maps them to JSON names (also through a `rename_all`
+/// convention). For a field with an explicit `#[serde(rename = "…")]`, or inside an
+/// enum variant, write the JSON names after `json:` (`"json:card.Number"`): such a
+/// path is checked against the input schema at registration. Summary placeholders
+/// name input fields the same way.
+///
+/// The fn is kept as written, so it can still be called directly (with
+/// [`testing::context`] for its `ToolContext`). A tool must be a free fn (no `self`,
+/// no generics, not in an `impl` block). Every mistake is a compile error at the
+/// offending token.
+pub use toolmark_macros::tool;
 
 /// The sensitive-value placeholder: `"[redacted]"`.
 pub const REDACTED: &str = "[redacted]";

@@ -43,9 +43,11 @@ pub struct ToolRecord {
     pub module_path: &'static str,
     pub file: &'static str,
     pub line: u32,
-    /// Filled on first use: the input schema is computed once per process.
-    pub schema_cache: OnceLock<Arc<Value>>,
-    pub output_cache: OnceLock<Option<Arc<Value>>>,
+    /// Filled on first use: the input schema is computed once per process. A
+    /// reference to a `static` the expansion declares: `inventory::submit!` borrows
+    /// the record as a temporary, which may not hold a `OnceLock` itself (E0492).
+    pub schema_cache: &'static OnceLock<Arc<Value>>,
+    pub output_cache: &'static OnceLock<Option<Arc<Value>>>,
 }
 
 inventory::collect!(ToolRecord);
@@ -304,3 +306,51 @@ impl<T: Serialize + ?Sized> ToolOutput for T {}
 
 /// Fails to compile unless `T` can be a tool output.
 pub const fn assert_output<T: ToolOutput + ?Sized>() {}
+
+/// What the error type of a `#[tool]` fn returning `Result<T, E>` must implement.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool error",
+    label = "a tool's error type must implement `std::fmt::Display` (or be `ToolError`)",
+    note = "return `Result<T, ToolError>`, `anyhow::Result<T>`, or implement `Display` for `{Self}`"
+)]
+pub trait ToolErrorType: Display {}
+
+impl<E: Display + ?Sized> ToolErrorType for E {}
+
+/// Fails to compile unless `E` can be a tool's error type.
+pub const fn assert_error<E: ToolErrorType + ?Sized>() {}
+
+/// A tool record's input functions for the input type `T`.
+pub struct InputFns {
+    pub decode: fn(&Value, bool) -> Result<Decoded, Vec<Issue>>,
+    pub schema: fn() -> Value,
+}
+
+/// The input functions of `T`: the expansion's one use of `T`'s input bounds, so an
+/// input type without the derives is reported once, with [`ToolInput`]'s message.
+pub const fn input_fns<T: ToolInput>() -> InputFns {
+    InputFns {
+        decode: decode::<T>,
+        schema: schema::<T>,
+    }
+}
+
+/// The output conversion of `T`: the expansion's one use of `T`'s output bound, so
+/// an output type without `Serialize` is reported once, with [`ToolOutput`]'s message.
+pub const fn output_fn<T: ToolOutput>() -> fn(T) -> Result<Value, ToolError> {
+    output::<T>
+}
+
+/// Last resort of the error conversion (autoref: only when `E` is neither
+/// `ToolError` nor `Display`), so that [`assert_error`] alone reports such an `E`.
+/// A program using it does not compile.
+pub trait AnyErr {
+    #[allow(clippy::wrong_self_convention)]
+    fn into_tool_error(&self) -> ToolError;
+}
+
+impl<E> AnyErr for ErrWrap<E> {
+    fn into_tool_error(&self) -> ToolError {
+        ToolError::new(std::any::type_name::<E>())
+    }
+}

@@ -34,6 +34,8 @@ pub(crate) struct ToolEntry {
     /// The manifest entry (`needs_confirmation` is set per caller).
     pub(crate) info: ToolInfo,
     pub(crate) decode: DecodeFn,
+    /// serde may ignore properties of this input: track them (unknown fields).
+    pub(crate) track_unknown: bool,
     pub(crate) run: RunFn,
     pub(crate) sensitive: EntrySensitive,
     pub(crate) summary: Option<Template>,
@@ -277,6 +279,7 @@ pub(crate) fn prepare(
         timeout: spec.timeout,
         info,
         decode,
+        track_unknown: !crate::input::ignores_nothing(&raw_schema),
         run,
         sensitive,
         summary,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{CallShared, Deadline};
+use crate::context::{CallShared, Deadline, Signal};
 use crate::{Caller, Decision, Toolmark, ToolmarkBuilder, ToolContext};
 
 /// A toolmark for tests: the production confirmation modes (inapp deferred, test
@@ -121,7 +121,7 @@ impl TestContext {
             call: Arc::new(CallShared {
                 caller: self.caller,
                 tool: Arc::from(self.tool),
-                signal: self.signal,
+                signal: Signal::new(Some(self.signal)),
                 inner: None,
                 entry: None,
                 input: Value::Null,

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, SystemClock};
 use crate::confirm::store::{DropReason, Pending, PendingKind, PendingStore};
-use crate::event::{Bridge, BridgeMessage, Event};
+use crate::event::{Bridge, BridgeMessage, Event, Events};
 use crate::input::InputLimits;
 use crate::registry::{prepare, ToolEntry};
 use crate::scope::{lock, ScopeNode};
@@ -198,16 +198,18 @@ impl ToolmarkBuilder {
         Ok(Toolmark {
             inner: Arc::new(Inner {
                 config: self.config,
-                registry: RwLock::new(HashMap::new()),
+                registry: RwLock::new(Registry::default()),
                 version: AtomicU64::new(0),
                 manifest_cache: Default::default(),
                 root: ScopeNode::root(),
                 events,
+                event_subscribers: Arc::default(),
                 bridge: Mutex::new(Vec::new()),
                 pending: Mutex::new(PendingStore::default()),
                 sweeper_started: AtomicBool::new(false),
                 sweeper_wake: Arc::new(Notify::new()),
                 shutdown: CancellationToken::new(),
+                shut_down: AtomicBool::new(false),
                 undo: Mutex::new(VecDeque::new()),
             }),
         })
@@ -220,20 +222,27 @@ impl fmt::Debug for ToolmarkBuilder {
     }
 }
 
+/// Full name → entry. Fx hashing: keys are registered by the app, so lookups of
+/// agent-chosen names only probe and cannot degrade the table.
+pub(crate) type Registry = HashMap<Arc<str>, Arc<ToolEntry>, rustc_hash::FxBuildHasher>;
+
 type ManifestCache = Mutex<Option<(u64, Arc<Vec<ToolInfo>>)>>;
 
 pub(crate) struct Inner {
     pub(crate) config: Config,
-    pub(crate) registry: RwLock<HashMap<Arc<str>, Arc<ToolEntry>>>,
+    pub(crate) registry: RwLock<Registry>,
     version: AtomicU64,
     manifest_cache: [ManifestCache; 6],
     pub(crate) root: Arc<ScopeNode>,
     events: broadcast::Sender<Event>,
+    event_subscribers: Arc<std::sync::atomic::AtomicUsize>,
     bridge: Mutex<Vec<mpsc::UnboundedSender<BridgeMessage>>>,
     pub(crate) pending: Mutex<PendingStore>,
     sweeper_started: AtomicBool,
     sweeper_wake: Arc<Notify>,
     pub(crate) shutdown: CancellationToken,
+    /// Mirrors `shutdown` for the hot path (a token check takes a lock).
+    shut_down: AtomicBool,
     pub(crate) undo: Mutex<VecDeque<UndoEntry>>,
 }
 
@@ -353,8 +362,8 @@ impl Toolmark {
     }
 
     /// Subscribe to [`Event`]s (a broadcast: a lagging subscriber loses the oldest).
-    pub fn events(&self) -> broadcast::Receiver<Event> {
-        self.inner.events.subscribe()
+    pub fn events(&self) -> Events {
+        Events::new(self.inner.events.subscribe(), &self.inner.event_subscribers)
     }
 
     /// Subscribe to the bridge: the outcome of every deferred confirmation resolved
@@ -387,6 +396,7 @@ impl Toolmark {
     /// Shut down: abort every running call (`cancelled`), refuse new ones, and
     /// expire every open confirmation.
     pub fn shutdown(&self) {
+        self.inner.shut_down.store(true, Ordering::Release);
         self.inner.shutdown.cancel();
         let all = lock(&self.inner.pending).take_where(|_| true);
         for p in all {
@@ -397,18 +407,18 @@ impl Toolmark {
 
     /// Whether [`shutdown`](Self::shutdown) was called.
     pub fn is_shut_down(&self) -> bool {
-        self.inner.shutdown.is_cancelled()
+        self.inner.is_shut_down()
     }
 }
 
 impl Inner {
     pub(crate) fn read_registry(
         &self,
-    ) -> std::sync::RwLockReadGuard<'_, HashMap<Arc<str>, Arc<ToolEntry>>> {
+    ) -> std::sync::RwLockReadGuard<'_, Registry> {
         self.registry.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write_registry(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<Arc<str>, Arc<ToolEntry>>> {
+    fn write_registry(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
         self.registry.write().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -591,9 +601,15 @@ impl Inner {
             && !(entry.guarded() && self.config.lacks_confirm_path(caller))
     }
 
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.shut_down.load(Ordering::Acquire)
+    }
+
+    /// Whether anyone could observe an event: a subscriber, or a `tracing`
+    /// subscriber at any level (both are single atomic loads).
     pub(crate) fn wants_events(&self) -> bool {
-        self.events.receiver_count() > 0
-            || tracing::enabled!(target: "toolmark", tracing::Level::ERROR)
+        self.event_subscribers.load(Ordering::Acquire) > 0
+            || tracing::level_enabled!(tracing::Level::ERROR)
     }
 
     /// Emit an event (built only when someone listens).

@@ -10,10 +10,9 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::call::finish;
-use crate::context::{CallShared, Deadline, Restorer};
+use crate::context::{CallShared, Deadline, Restorer, Signal};
 use crate::registry::ToolEntry;
 use crate::scope::{lock, ScopeNode};
 use crate::sensitive::Matcher;
@@ -80,7 +79,7 @@ impl Inner {
         let shared = CallShared {
             caller: Caller::Human,
             tool: Arc::clone(&undo.tool),
-            signal: CancellationToken::new(),
+            signal: Signal::new(None),
             inner: Some(Arc::clone(self)),
             entry: None,
             input: Value::Null,

@@ -404,6 +404,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
         expires_at: opened.expires_at,
         issues: Vec::new(),
     };
+    let signal = call.signal.token();
     let decision = tokio::select! {
         biased;
         reason = wake_rx => {
@@ -413,7 +414,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
                 DropReason::Cancelled => "cancelled",
             });
         }
-        () = call.signal.cancelled() => return ConfirmResult::denied("cancelled"),
+        () = signal.cancelled() => return ConfirmResult::denied("cancelled"),
         d = handler.confirm(request) => d,
     };
     if !lock(&inner.pending).contains(&opened.id) || inner.now() >= opened.expires_at {

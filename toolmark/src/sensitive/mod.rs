@@ -25,6 +25,8 @@ mod schema;
 mod props;
 
 pub(crate) use message::{scrub, withhold_value};
+// The whole API is re-exported here, whether or not the rest of the crate names each item yet.
+#[allow(unused_imports)]
 pub(crate) use path::{PathError, Seg, SensitivePath};
 pub(crate) use redact::Matcher;
 pub(crate) use schema::{mark_write_only, resolve_path, NameMode};

@@ -157,7 +157,7 @@ impl SensitivePath {
     }
 
     /// The internal path that names the whole input.
-    pub(crate) const ROOT: SensitivePath = SensitivePath { segs: Vec::new() };
+    pub(super) const ROOT: SensitivePath = SensitivePath { segs: Vec::new() };
 
     /// The segments of this path.
     pub(crate) fn segs(&self) -> &[Seg] {

@@ -197,10 +197,10 @@ impl Matcher {
 
     /// The paths the walks use: the whole input when unreadable.
     pub(super) fn walk_paths(&self) -> &[SensitivePath] {
-        if self.inner.unreadable {
+        if self.is_unreadable() {
             &WHOLE_INPUT
         } else {
-            &self.inner.paths
+            self.paths()
         }
     }
 
