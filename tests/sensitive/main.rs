@@ -1,0 +1,115 @@
+//! The sensitive-value rules of seeds/confirmation-modes.txt, end to end: what an
+//! approver or observer receives never holds a secret, and what a tool receives
+//! never holds a placeholder.
+
+mod payloads;
+mod properties;
+mod restore;
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use toolmark::{
+    CallOptions, Caller, ConfirmRequest, Decision, Effect, Outcome, ToolSpec, Toolmark,
+};
+
+pub(crate) const REDACTED: &str = "[redacted]";
+
+/// A consequential "pay" tool whose cards' cvc (and the pin) are sensitive; it
+/// records every input it runs with.
+pub(crate) fn pay(seen: &Arc<Mutex<Vec<Value>>>) -> ToolSpec {
+    let seen = seen.clone();
+    ToolSpec::new("pay", "Pay with cards")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "pin": {"type": "string"},
+                "cards": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"number": {"type": "string"}, "cvc": {"type": "string"}},
+                        "required": ["number", "cvc"]
+                    }
+                }
+            },
+            "required": ["title", "cards"]
+        }))
+        .effect(Effect::Consequential)
+        .sensitive(["cards[].cvc", "pin"])
+        .summary("Pay \"{title}\" with pin {pin}")
+        .handler(move |_ctx, input| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().unwrap().push(input.clone());
+                Ok(json!("paid"))
+            }
+        })
+}
+
+pub(crate) fn input() -> Value {
+    json!({
+        "title": "Robotics",
+        "pin": "9876",
+        "cards": [
+            {"number": "4242", "cvc": "111"},
+            {"number": "5555", "cvc": "222"}
+        ]
+    })
+}
+
+pub(crate) fn redacted_input() -> Value {
+    json!({
+        "title": "Robotics",
+        "pin": REDACTED,
+        "cards": [
+            {"number": "4242", "cvc": REDACTED},
+            {"number": "5555", "cvc": REDACTED}
+        ]
+    })
+}
+
+pub(crate) fn seen() -> Arc<Mutex<Vec<Value>>> {
+    Arc::new(Mutex::new(Vec::new()))
+}
+
+pub(crate) fn deferred_tm(seen: &Arc<Mutex<Vec<Value>>>) -> Toolmark {
+    let tm = Toolmark::builder().build().unwrap();
+    tm.register(pay(seen), Default::default()).unwrap();
+    tm
+}
+
+/// A toolmark whose inline handler answers with `answer(request)`, recording the
+/// requests it was shown.
+pub(crate) fn inline_tm(
+    seen: &Arc<Mutex<Vec<Value>>>,
+    shown: &Arc<Mutex<Vec<ConfirmRequest>>>,
+    answer: impl Fn(&ConfirmRequest) -> Decision + Send + Sync + 'static,
+) -> Toolmark {
+    let shown = shown.clone();
+    let tm = Toolmark::builder()
+        .confirm_handler(move |req: ConfirmRequest| {
+            let decision = answer(&req);
+            shown.lock().unwrap().push(req);
+            async move { decision }
+        })
+        .build()
+        .unwrap();
+    tm.register(pay(seen), Default::default()).unwrap();
+    tm
+}
+
+pub(crate) fn inapp() -> CallOptions {
+    CallOptions::new(Caller::InApp)
+}
+
+pub(crate) fn json_of<T: serde::Serialize>(t: &T) -> String {
+    serde_json::to_string(t).unwrap()
+}
+
+pub(crate) fn issues_of(o: &Outcome) -> Vec<(String, String)> {
+    o.refusal()
+        .map(|r| r.issues.iter().map(|i| (i.path.clone(), i.message.clone())).collect())
+        .unwrap_or_default()
+}
