@@ -158,10 +158,7 @@ fn parse_metas(metas: Punctuated<Meta, Token![,]>, errors: &mut Errors) -> Attrs
                     _ => EffectKey::Destructive,
                 };
                 if !matches!(meta, Meta::Path(_)) {
-                    errors.error(
-                        &meta,
-                        format!("`{k}` takes no value: write `{k}` alone"),
-                    );
+                    errors.error(&meta, format!("`{k}` takes no value: write `{k}` alone"));
                     continue;
                 }
                 match &attrs.effect {
@@ -249,10 +246,7 @@ fn parse_metas(metas: Punctuated<Meta, Token![,]>, errors: &mut Errors) -> Attrs
                     continue;
                 };
                 let Some(lit) = lit_str(value) else {
-                    errors.error(
-                        value,
-                        format!("`{k}` expects a string: `{k} = {example}`"),
-                    );
+                    errors.error(value, format!("`{k}` expects a string: `{k} = {example}`"));
                     continue;
                 };
                 let slot = match k {
@@ -289,8 +283,8 @@ fn name_value<'m>(
             None
         }
         Meta::List(l) => {
-            errors.error(
-                &l.delimiter.span().join(),
+            errors.at(
+                l.delimiter.span().join(),
                 format!("write `{key} = {example}`, not `{key}(…)`"),
             );
             None
@@ -317,7 +311,11 @@ fn caller_shape_error() -> &'static str {
 /// `a::b` as text.
 fn path_text(path: &syn::Path) -> String {
     let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-    let lead = if path.leading_colon.is_some() { "::" } else { "" };
+    let lead = if path.leading_colon.is_some() {
+        "::"
+    } else {
+        ""
+    };
     format!("{lead}{}", segs.join("::"))
 }
 
@@ -348,10 +346,9 @@ fn take_arg_attr(attrs: &mut Vec<syn::Attribute>, errors: &mut Errors) -> Option
         };
         match &attr.meta {
             Meta::Path(_) => {}
-            Meta::NameValue(nv) => errors.error(
-                nv,
-                "write `#[arg]` or `#[arg(description = \"…\")]`",
-            ),
+            Meta::NameValue(nv) => {
+                errors.error(nv, "write `#[arg]` or `#[arg(description = \"…\")]`")
+            }
             Meta::List(list) => {
                 let res = list.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated);
                 match res {
@@ -389,6 +386,9 @@ fn parse_arg_key(meta: &Meta, arg: &mut ArgAttr, errors: &mut Errors) {
             errors.error(meta.path(), "duplicate key `description`");
         }
         Some(lit) => arg.description = Some(lit),
-        None => errors.error(value, "`description` expects a string: `description = \"…\"`"),
+        None => errors.error(
+            value,
+            "`description` expects a string: `description = \"…\"`",
+        ),
     }
 }

@@ -168,7 +168,7 @@ pub(crate) fn check_limits(input: &Value, limits: InputLimits) -> Result<(), Iss
                 ),
             ));
         }
-        let mut visit = |child: &'_ Value| -> usize {
+        let visit = |child: &'_ Value| -> usize {
             match child {
                 Value::Null => 4,
                 Value::Bool(_) => 5,
@@ -223,10 +223,20 @@ pub(crate) fn json_type(value: &Value) -> &'static str {
     }
 }
 
-/// The empty input `{}`: the input of a tool that takes none.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+/// The empty input `{}`: the input of a tool that takes none. A property in it is
+/// an unknown field (unless the builder allows unknown fields).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize)]
 pub struct NoInput {}
+
+impl schemars::JsonSchema for NoInput {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoInput".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "object", "properties": {} })
+    }
+}
 
 #[cfg(test)]
 mod tests {

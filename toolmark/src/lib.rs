@@ -147,7 +147,9 @@ pub use crate::toolmark::{RegisterOptions, Toolmark, ToolmarkBuilder};
 /// convention). For a field with an explicit `#[serde(rename = "…")]`, or inside an
 /// enum variant, write the JSON names after `json:` (`"json:card.Number"`): such a
 /// path is checked against the input schema at registration. Summary placeholders
-/// name input fields the same way.
+/// (`{field}`, `{a.b}`) name input fields and are checked the same way. The checks
+/// read the fields, so the fields a path names must be visible where the tool is
+/// defined.
 ///
 /// The fn is kept as written, so it can still be called directly (with
 /// [`testing::context`] for its `ToolContext`). A tool must be a free fn (no `self`,

@@ -87,6 +87,7 @@ impl ToolRecord {
             rust_names: true,
         };
         spec.summary = self.summary.map(str::to_owned);
+        spec.rust_names = true;
         spec.timeout = self.timeout_ms.map(std::time::Duration::from_millis);
         spec.states = (self.states)();
         spec

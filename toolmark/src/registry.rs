@@ -103,6 +103,30 @@ fn split_mode(path: &str, default: NameMode) -> (&str, NameMode) {
     }
 }
 
+/// A summary placeholder written with Rust field names (`{card_number}`, `{cards.0}`)
+/// in the schema's JSON names: the segments before the first index are mapped the
+/// way sensitive paths are.
+fn rust_field_to_json(field: &str, schema: &Value) -> Result<String, String> {
+    let segs: Vec<&str> = field.split('.').collect();
+    let named = segs
+        .iter()
+        .position(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        .unwrap_or(segs.len());
+    if named == 0 {
+        return Ok(field.to_owned());
+    }
+    let prefix = segs[..named].join(".");
+    let path = SensitivePath::parse(&prefix).map_err(|e| e.to_string())?;
+    let resolved = sensitive::resolve_path(&path, schema, NameMode::Rust)
+        .map_err(|e| format!("placeholder `{{{field}}}`: {e}"))?;
+    let mut out = resolved.to_string();
+    for rest in &segs[named..] {
+        out.push('.');
+        out.push_str(rest);
+    }
+    Ok(out)
+}
+
 /// Check `spec` and build its entry (everything but the duplicate and disposal
 /// checks, which happen under the registry lock).
 pub(crate) fn prepare(
@@ -195,10 +219,21 @@ pub(crate) fn prepare(
     }
 
     let summary = match &spec.summary {
-        Some(t) => Some(Template::parse(t).map_err(|reason| RegisterError::InvalidSpec {
-            tool: full.clone(),
-            reason: format!("summary template: {reason}"),
-        })?),
+        Some(t) => {
+            let invalid = |reason: String| RegisterError::InvalidSpec {
+                tool: full.clone(),
+                reason: format!("summary template: {reason}"),
+            };
+            let template = Template::parse(t).map_err(invalid)?;
+            let template = if spec.rust_names {
+                template
+                    .map_fields(|field| rust_field_to_json(field, &raw_schema))
+                    .map_err(invalid)?
+            } else {
+                template
+            };
+            Some(template)
+        }
         None => None,
     };
 

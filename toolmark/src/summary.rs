@@ -69,6 +69,23 @@ impl Template {
         Ok(Template { parts })
     }
 
+    /// The same template with every placeholder path rewritten by `map` (the
+    /// macro's Rust field names become the schema's JSON names).
+    pub(crate) fn map_fields(
+        &self,
+        mut map: impl FnMut(&str) -> Result<String, String>,
+    ) -> Result<Template, String> {
+        let parts = self
+            .parts
+            .iter()
+            .map(|p| match p {
+                Part::Lit(s) => Ok(Part::Lit(s.clone())),
+                Part::Field(f) => map(f).map(Part::Field),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Template { parts })
+    }
+
     /// Fill the template from `input`: a sensitive value becomes `"[redacted]"`;
     /// strings are inserted as they are, other values as compact JSON, missing ones
     /// as nothing.

@@ -151,6 +151,9 @@ pub struct ToolSpec {
     pub(crate) handler: Option<Handler>,
     pub(crate) stale_check: Option<StaleCheck>,
     pub(crate) changes_fn: Option<ChangesFn>,
+    /// Summary placeholders name Rust fields (the macro), mapped to JSON names at
+    /// registration.
+    pub(crate) rust_names: bool,
 }
 
 impl ToolSpec {
@@ -177,6 +180,7 @@ impl ToolSpec {
             handler: None,
             stale_check: None,
             changes_fn: None,
+            rust_names: false,
         }
     }
 

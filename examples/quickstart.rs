@@ -1,0 +1,128 @@
+//! Quick start: an app exposes a few of its own functions as tools, and a scripted
+//! "agent" reads the manifest and calls them.
+//!
+//! Run it with `cargo run --example quickstart`.
+
+use std::sync::Mutex;
+
+use serde_json::{json, Value};
+use toolmark::{tool, CallOptions, Caller, Decision, Outcome, State, ToolError, Toolmark};
+
+/// The app's own state: a board of challenges.
+#[derive(Default)]
+struct Board {
+    challenges: Mutex<Vec<Challenge>>,
+}
+
+#[derive(Clone, serde::Serialize, schemars::JsonSchema)]
+struct Challenge {
+    title: String,
+    days: u32,
+}
+
+/// List the challenges on the board.
+#[tool(scope = "challenges", read_only)]
+async fn list(board: State<Board>) -> Vec<Challenge> {
+    board.challenges.lock().unwrap().clone()
+}
+
+/// Create a challenge.
+#[tool(scope = "challenges.create", summary = "Create challenge \"{title}\"")]
+async fn fill(
+    board: State<Board>,
+    #[arg(description = "What the challenge is called")] title: String,
+    #[arg(description = "How many days it runs (1 to 90)")] days: u32,
+) -> Result<Challenge, ToolError> {
+    if !(1..=90).contains(&days) {
+        return Err(ToolError::new("a challenge runs for 1 to 90 days"));
+    }
+    let challenge = Challenge { title, days };
+    board.challenges.lock().unwrap().push(challenge.clone());
+    Ok(challenge)
+}
+
+/// Remove every challenge from the board.
+#[tool(scope = "challenges", destructive, summary = "Delete all challenges")]
+async fn clear(board: State<Board>) -> usize {
+    let mut challenges = board.challenges.lock().unwrap();
+    let n = challenges.len();
+    challenges.clear();
+    n
+}
+
+fn show(step: &str, outcome: &Outcome) {
+    let text = match outcome {
+        Outcome::Ok { output } => format!("ok → {output}"),
+        Outcome::NeedsConfirmation(n) => {
+            format!("needs confirmation: \"{}\" (id {}…)", n.summary, &n.confirm_id[..8])
+        }
+        Outcome::Refused(r) => format!("refused {}: {}", r.code, r.message),
+        Outcome::Error(e) => format!("error: {}", e.message),
+    };
+    println!("  {step:<34} {text}");
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The app: its state, and every #[tool] in the binary.
+    let tm = Toolmark::builder().state(Board::default()).build()?;
+    let registered = tm.register_collected()?;
+    println!("Registered {registered} tools.\n");
+
+    // The agent reads what it may do.
+    println!("The in-app agent sees:");
+    for tool in tm.manifest(Caller::InApp) {
+        let confirm = if tool.needs_confirmation { ", needs confirmation" } else { "" };
+        println!("  {:<28} {:?}{confirm} — {}", tool.name, tool.effect, tool.description);
+    }
+    let fill_schema: &Value = &tm.manifest(Caller::InApp)[1].input_schema;
+    println!("\n  input schema of challenges.create.fill:\n  {fill_schema}\n");
+
+    let agent = CallOptions::new(Caller::InApp);
+    println!("The agent calls:");
+    let out = tm
+        .call("challenges.create.fill", json!({"title": "Robotics", "days": 30}), agent.clone())
+        .await;
+    show("fill Robotics, 30 days", &out);
+    let out = tm
+        .call("challenges.create.fill", json!({"title": "Chess", "days": "three"}), agent.clone())
+        .await;
+    show("fill Chess, \"three\" days", &out);
+    let out = tm
+        .call("challenges.create.fill", json!({"title": "Chess", "days": 400}), agent.clone())
+        .await;
+    show("fill Chess, 400 days", &out);
+    show("list", &tm.call("challenges.list", json!({}), agent.clone()).await);
+
+    // The create dialog closes: its tools disappear, then come back.
+    let create = tm.scope_at("challenges.create");
+    create.set_when(false);
+    println!("\nThe create dialog closes (scope hidden):");
+    let names: Vec<String> = tm.manifest(Caller::InApp).into_iter().map(|t| t.name).collect();
+    println!("  manifest: {names:?}");
+    let out = tm
+        .call("challenges.create.fill", json!({"title": "Go", "days": 7}), agent.clone())
+        .await;
+    show("fill Go, 7 days", &out);
+    create.set_when(true);
+    println!("The dialog opens again:");
+    let out = tm
+        .call("challenges.create.fill", json!({"title": "Go", "days": 7}), agent.clone())
+        .await;
+    show("fill Go, 7 days", &out);
+
+    // A destructive call waits for the user (deferred mode for in-app agents).
+    println!("\nA destructive call:");
+    let mut bridge = tm.bridge();
+    let out = tm.call("challenges.clear", json!({}), agent.clone()).await;
+    show("clear", &out);
+    let id = out.confirm_id().expect("clear needs confirmation").to_owned();
+    println!("  (the app shows a card; the user clicks Approve)");
+    let approved = tm.confirm_pending(&id, Decision::approve()).await;
+    show("approved, runs as human", &approved);
+    if let Some(msg) = bridge.recv().await {
+        println!("  bridge → agent: {}", serde_json::to_string(&msg)?);
+    }
+    show("list", &tm.call("challenges.list", json!({}), agent).await);
+    Ok(())
+}

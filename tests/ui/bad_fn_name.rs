@@ -1,0 +1,8 @@
+#![allow(unused_variables)]
+
+use toolmark::tool;
+
+#[tool]
+async fn café() {}
+
+fn main() {}

@@ -1,0 +1,8 @@
+#![allow(unused_variables)]
+
+use toolmark::tool;
+
+#[tool]
+async fn echo(text: impl Into<String>) {}
+
+fn main() {}

@@ -1,0 +1,10 @@
+#![allow(unused_variables)]
+
+use toolmark::tool;
+
+#[tool]
+async fn echo<'a>(text: String) -> &'a str {
+    ""
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+#![allow(unused_variables)]
+
+use toolmark::tool;
+
+#[tool]
+async fn list(#[arg(descripton = "The page")] page: u32) {}
+
+fn main() {}

@@ -1,0 +1,8 @@
+#![allow(unused_variables)]
+
+use toolmark::tool;
+
+#[tool(sensitve = "secret")]
+async fn store(secret: String) {}
+
+fn main() {}

@@ -1,0 +1,404 @@
+//! Stage 3, writing: the user's fn as written, then a `const _: () = { … };` block
+//! holding everything generated (so nothing leaks into the user's namespace): the
+//! plain-arguments input struct, compile-time checks spanned at the user's tokens,
+//! the record's functions, and the `inventory` submission of the `ToolRecord`.
+//!
+//! Generated code names the runtime only as `::toolmark::__private`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{ItemFn, LitStr};
+
+use crate::attr::EffectKey;
+use crate::valid::{Input, Role, Step, Tool};
+
+/// The generated input struct of a plain-arguments tool.
+const ARGS_STRUCT: &str = "__ToolmarkInput";
+
+/// Writes the user's fn and its registration.
+pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
+    let p = quote!(::toolmark::__private);
+    let input_ty = input_type(tool);
+    let out_ty = &tool.output.ty;
+
+    let args_struct = args_struct(tool);
+    // The input type's bounds are used once (spanned at the type), so a missing
+    // derive is one error with `ToolInput`'s message, not one per use.
+    let input_fns = match &tool.input {
+        Input::Type(ty) => {
+            let p = quote_spanned!(ty.span()=> ::toolmark::__private);
+            quote_spanned! {ty.span()=>
+                const __TOOLMARK_INPUT: #p::InputFns = #p::input_fns::<#ty>();
+            }
+        }
+        Input::None | Input::Args(_) => quote! {
+            const __TOOLMARK_INPUT: #p::InputFns = #p::input_fns::<#input_ty>();
+        },
+    };
+    let error_check = match &tool.output.result {
+        Some(Some(err)) => {
+            let p = quote_spanned!(err.span()=> ::toolmark::__private);
+            quote_spanned! {err.span()=>
+                const _: () = #p::assert_error::<#err>();
+            }
+        }
+        _ => TokenStream::new(),
+    };
+    let path_checks = path_checks(tool, &input_ty);
+    let run = run_fn(tool, &func.sig.ident, &input_ty);
+
+    let states: Vec<TokenStream> = tool
+        .params
+        .iter()
+        .filter_map(|r| match r {
+            Role::State(t) => Some(quote!(#p::StateNeed::of::<#t>())),
+            _ => None,
+        })
+        .collect();
+    let name = &tool.name;
+    let scope = &tool.scope;
+    let effect = format_ident!(
+        "{}",
+        match tool.effect {
+            None => "Write",
+            Some(EffectKey::ReadOnly) => "Read",
+            Some(EffectKey::Consequential) => "Consequential",
+            Some(EffectKey::Destructive) => "Destructive",
+        }
+    );
+    let callers = tool.callers.iter().map(|c| format_ident!("{}", c));
+    let description = &tool.description;
+    let title = opt_str(tool.title.as_deref());
+    let sensitive = tool.sensitive.iter().map(|s| s.lit.value());
+    let summary = opt_str(tool.summary.as_ref().map(|s| s.lit.value()).as_deref());
+    let timeout = match tool.timeout_ms {
+        Some(ms) => quote!(::core::option::Option::Some(#ms)),
+        None => quote!(::core::option::Option::None),
+    };
+
+    // The runtime hands a tool owned values, so a sync tool's parameters are by
+    // value by design (clippy skips async fns for this lint).
+    let allow = if tool.is_async {
+        TokenStream::new()
+    } else {
+        quote!(#[allow(clippy::needless_pass_by_value)])
+    };
+
+    quote! {
+        #allow
+        #func
+
+        const _: () = {
+            #args_struct
+            #input_fns
+            #error_check
+            #path_checks
+
+            fn __toolmark_states() -> ::std::vec::Vec<#p::StateNeed> {
+                ::std::vec![#(#states),*]
+            }
+
+            #[allow(unused_imports)]
+            fn __toolmark_output_schema() -> ::core::option::Option<#p::serde_json::Value> {
+                use #p::NoOutputSchema as _;
+                (&#p::OutputSchema::<#out_ty>::new()).output_schema()
+            }
+
+            #run
+
+            static __TOOLMARK_SCHEMA: ::std::sync::OnceLock<::std::sync::Arc<#p::serde_json::Value>> =
+                ::std::sync::OnceLock::new();
+            static __TOOLMARK_OUTPUT_SCHEMA: ::std::sync::OnceLock<
+                ::core::option::Option<::std::sync::Arc<#p::serde_json::Value>>,
+            > = ::std::sync::OnceLock::new();
+
+            #p::inventory::submit! {
+                #p::ToolRecord {
+                    name: #name,
+                    scope: #scope,
+                    effect: #p::Effect::#effect,
+                    callers: &[#(#p::Caller::#callers),*],
+                    description: #description,
+                    title: #title,
+                    sensitive: &[#(#sensitive),*],
+                    summary: #summary,
+                    timeout_ms: #timeout,
+                    states: __toolmark_states,
+                    input_schema: __TOOLMARK_INPUT.schema,
+                    output_schema: __toolmark_output_schema,
+                    decode: __TOOLMARK_INPUT.decode,
+                    run: __toolmark_run,
+                    module_path: ::core::module_path!(),
+                    file: ::core::file!(),
+                    line: ::core::line!(),
+                    schema_cache: &__TOOLMARK_SCHEMA,
+                    output_cache: &__TOOLMARK_OUTPUT_SCHEMA,
+                }
+            }
+        };
+    }
+}
+
+/// On error: the user's fn (so its uses still resolve and nothing cascades) and
+/// every error; no registration.
+pub(crate) fn fallback(func: &ItemFn, error: &syn::Error) -> TokenStream {
+    let error = error.to_compile_error();
+    quote! {
+        #[allow(dead_code)]
+        #func
+        #error
+    }
+}
+
+/// `#[tool]` on something that is not a fn: an error at the item's first token and
+/// the item unchanged. Tokens that are no item at all are given back as they are, for
+/// the compiler to report.
+pub(crate) fn not_a_fn(item: TokenStream) -> TokenStream {
+    let Ok(parsed) = syn::parse2::<syn::Item>(item.clone()) else {
+        return item;
+    };
+    let span = parsed
+        .to_token_stream()
+        .into_iter()
+        .next()
+        .map_or_else(Span::call_site, |t| t.span());
+    let error = syn::Error::new(span, "`#[tool]` goes on a fn (an `async fn` or a plain fn)")
+        .to_compile_error();
+    quote! {
+        #item
+        #error
+    }
+}
+
+/// The input type as the generated code names it.
+fn input_type(tool: &Tool) -> TokenStream {
+    match &tool.input {
+        Input::None => quote!(::toolmark::__private::NoInput),
+        Input::Type(ty) => ty.to_token_stream(),
+        Input::Args(_) => format_ident!("{}", ARGS_STRUCT).to_token_stream(),
+    }
+}
+
+/// The struct of a plain-arguments input (nothing for the other forms).
+fn args_struct(tool: &Tool) -> TokenStream {
+    let Input::Args(args) = &tool.input else {
+        return TokenStream::new();
+    };
+    let ident = format_ident!("{}", ARGS_STRUCT);
+    let title = format!("{}Input", pascal(&tool.name));
+    let fields = args.iter().map(|a| {
+        let name = &a.ident;
+        let ty = &a.ty;
+        let doc = a
+            .description
+            .as_ref()
+            .map(|d| quote!(#[schemars(description = #d)]));
+        quote!(#doc #name: #ty)
+    });
+    quote! {
+        #[derive(::toolmark::__private::serde::Deserialize, ::toolmark::__private::schemars::JsonSchema)]
+        #[serde(crate = "::toolmark::__private::serde")]
+        #[schemars(crate = "::toolmark::__private::schemars", title = #title)]
+        struct #ident {
+            #(#fields,)*
+        }
+    }
+}
+
+/// `fill_card` → `FillCard` (for the generated input's schema title).
+fn pascal(name: &str) -> String {
+    name.split(['_', '-'])
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let mut c = s.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// `Some("…")` / `None`.
+fn opt_str(s: Option<&str>) -> TokenStream {
+    match s {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// A never-called fn whose field accesses check every sensitive path and summary
+/// placeholder against the input type, spanned at the literal that names them.
+fn path_checks(tool: &Tool, input_ty: &TokenStream) -> TokenStream {
+    let mut checks = Vec::new();
+    for s in &tool.sensitive {
+        if let Some(steps) = &s.steps {
+            checks.push(check_steps(steps, &s.lit));
+        }
+    }
+    if let Some(summary) = &tool.summary {
+        for steps in &summary.checks {
+            checks.push(check_steps(steps, &summary.lit));
+        }
+    }
+    if checks.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        // `Peel`'s inherent method wins for `Option`, leaving `PeelAny` unused.
+        #[allow(unused_imports)]
+        fn __toolmark_check(__toolmark_x: &#input_ty) {
+            #(#checks)*
+        }
+        const _: fn(&#input_ty) = __toolmark_check;
+    }
+}
+
+/// The nested accesses for one path: `Option` is peeled, `[]` iterates a sequence.
+fn check_steps(steps: &[Step], lit: &LitStr) -> TokenStream {
+    let span = lit.span();
+    let p = quote_spanned!(span=> ::toolmark::__private);
+    let var = |n: usize| format_ident!("__toolmark_x{}", n, span = span);
+    let mut body = {
+        let last = if steps.is_empty() {
+            format_ident!("__toolmark_x", span = span)
+        } else {
+            var(steps.len())
+        };
+        quote_spanned!(span=> let _ = #last;)
+    };
+    for (n, step) in steps.iter().enumerate().rev() {
+        let cur = if n == 0 {
+            format_ident!("__toolmark_x", span = span)
+        } else {
+            var(n)
+        };
+        let next = var(n + 1);
+        body = match step {
+            Step::Field(member) => quote_spanned! {span=>
+                if let ::core::option::Option::Some(#next) = {
+                    use #p::PeelAny as _;
+                    #p::Peel(&(*#cur).#member).peel()
+                } {
+                    #body
+                }
+            },
+            Step::Any => quote_spanned! {span=>
+                for __toolmark_item in #p::SensitiveSeq::sensitive_items(#cur) {
+                    if let ::core::option::Option::Some(#next) = {
+                        use #p::PeelAny as _;
+                        #p::Peel(__toolmark_item).peel()
+                    } {
+                        #body
+                    }
+                }
+            },
+        };
+    }
+    quote!({ #body })
+}
+
+/// `__toolmark_run`: takes the input, extracts the states, calls the user's fn (on
+/// the blocking pool when it is not async) and converts what it returns.
+fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenStream {
+    let p = quote!(::toolmark::__private);
+    let take = match &tool.input {
+        Input::None => quote! {
+            let _ = #p::take::<#input_ty>(__toolmark_decoded)?;
+        },
+        Input::Type(_) => quote! {
+            let __toolmark_input = #p::take::<#input_ty>(__toolmark_decoded)?;
+        },
+        Input::Args(args) => {
+            let fields = args.iter().enumerate().map(|(n, a)| {
+                let name = &a.ident;
+                let local = format_ident!("__toolmark_arg{}", n);
+                quote!(#name: #local)
+            });
+            quote! {
+                let #input_ty { #(#fields),* } = #p::take::<#input_ty>(__toolmark_decoded)?;
+            }
+        }
+    };
+    let mut states = Vec::new();
+    let mut call_args = Vec::new();
+    let mut uses_ctx = false;
+    for (n, role) in tool.params.iter().enumerate() {
+        match role {
+            Role::Context => {
+                uses_ctx = true;
+                call_args.push(quote!(__toolmark_ctx));
+            }
+            Role::State(t) => {
+                let local = format_ident!("__toolmark_state{}", n);
+                let p = quote_spanned!(t.span()=> ::toolmark::__private);
+                states.push(quote_spanned! {t.span()=>
+                    let #local = #p::state::<#t>(&__toolmark_ctx)?;
+                });
+                call_args.push(local.to_token_stream());
+            }
+            Role::Input => call_args.push(quote!(__toolmark_input)),
+            Role::Arg(i) => call_args.push(format_ident!("__toolmark_arg{}", i).to_token_stream()),
+        }
+    }
+    let release_ctx = if uses_ctx {
+        TokenStream::new()
+    } else {
+        quote!(::core::mem::drop(__toolmark_ctx);)
+    };
+    let call = if tool.is_async {
+        quote!(#fn_ident(#(#call_args),*).await)
+    } else {
+        quote!(#p::run_blocking(move || #fn_ident(#(#call_args),*)).await)
+    };
+    let unit = matches!(&*tool.output.ty, syn::Type::Tuple(t) if t.elems.is_empty())
+        && tool.output.result.is_none();
+    // The output type's bound is used once, spanned at the type.
+    let out_ty = &tool.output.ty;
+    let output = {
+        let p = quote_spanned!(out_ty.span()=> ::toolmark::__private);
+        quote_spanned!(out_ty.span()=> #p::output_fn::<#out_ty>())
+    };
+    let finish = if unit {
+        quote! {
+            #call;
+            #p::output(())
+        }
+    } else if let Some(err) = &tool.output.result {
+        // `E` written out: `assert_error` reports a non-`Display` one, and `AnyErr`
+        // keeps this conversion from reporting it again.
+        let any_err = err.as_ref().map(|_| quote!(use #p::AnyErr as _;));
+        quote! {
+            match #call {
+                ::core::result::Result::Ok(__toolmark_ok) => (#output)(__toolmark_ok),
+                ::core::result::Result::Err(__toolmark_err) => ::core::result::Result::Err({
+                    use #p::DisplayErr as _;
+                    #any_err
+                    #p::ErrWrap(__toolmark_err).into_tool_error()
+                }),
+            }
+        }
+    } else {
+        quote!((#output)(#call))
+    };
+    let body = quote! {
+        #take
+        #(#states)*
+        #release_ctx
+        #finish
+    };
+    // Spanned at the fn name: a future that is not `Send` is reported there.
+    let boxed = quote_spanned!(fn_ident.span()=> ::std::boxed::Box::pin(async move { #body }));
+    quote! {
+        #[allow(unused_imports)]
+        fn __toolmark_run(
+            __toolmark_ctx: #p::ToolContext,
+            __toolmark_decoded: #p::Decoded,
+        ) -> #p::BoxFuture<
+            'static,
+            ::core::result::Result<#p::serde_json::Value, #p::ToolError>,
+        > {
+            #boxed
+        }
+    }
+}
