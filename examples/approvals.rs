@@ -33,7 +33,10 @@ async fn pay(input: Payment) -> Result<String, ToolError> {
     let last4 = &input.card.number[input.card.number.len().saturating_sub(4)..];
     // The real secret arrives here, never "[redacted]".
     assert_ne!(input.card.cvc, "[redacted]");
-    Ok(format!("paid {} cents to {} with card …{last4}", input.amount_cents, input.payee))
+    Ok(format!(
+        "paid {} cents to {} with card …{last4}",
+        input.amount_cents, input.payee
+    ))
 }
 
 fn payment(payee: &str) -> serde_json::Value {
@@ -43,13 +46,21 @@ fn payment(payee: &str) -> serde_json::Value {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder().confirm_handler(queue.handler()).build()?;
+    let tm = Toolmark::builder()
+        .confirm_handler(queue.handler())
+        .build()?;
     tm.register_collected()?;
 
     // ── Deferred: the in-app agent gets needs_confirmation at once ──────────────
     println!("Deferred (in-app agent):");
     let mut bridge = tm.bridge();
-    let out = tm.call("billing.pay", payment("Ada"), CallOptions::new(Caller::InApp)).await;
+    let out = tm
+        .call(
+            "billing.pay",
+            payment("Ada"),
+            CallOptions::new(Caller::InApp),
+        )
+        .await;
     println!("  agent gets:   {}", serde_json::to_string(&out)?);
     for p in tm.pending_confirmations() {
         println!("  app renders:  \"{}\" input {}", p.summary, p.input);
@@ -58,10 +69,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut edited = tm.pending_confirmations()[0].input.clone();
     edited["payee"] = json!("Ada Lovelace");
     let id = out.confirm_id().unwrap().to_owned();
-    let ran = tm.confirm_pending(&id, Decision::approve_with(edited)).await;
+    let ran = tm
+        .confirm_pending(&id, Decision::approve_with(edited))
+        .await;
     println!("  approved:     {}", serde_json::to_string(&ran)?);
     if let Some(BridgeMessage::Confirmed { outcome, .. }) = bridge.recv().await {
-        println!("  bridge:       the agent learns {}", serde_json::to_string(&outcome)?);
+        println!(
+            "  bridge:       the agent learns {}",
+            serde_json::to_string(&outcome)?
+        );
     }
 
     // ── Inline: an MCP client's call stays open while the UI asks ────────────────
@@ -69,21 +85,36 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut updates = queue.subscribe();
     let call = tokio::spawn({
         let tm = tm.clone();
-        async move { tm.call("billing.pay", payment("Grace"), CallOptions::new(Caller::Mcp)).await }
+        async move {
+            tm.call(
+                "billing.pay",
+                payment("Grace"),
+                CallOptions::new(Caller::Mcp),
+            )
+            .await
+        }
     });
-    updates.changed().await?;
-    let request = queue.pending().remove(0);
-    println!("  UI renders:   \"{}\" input {}", request.summary, request.input);
+    let request = updates.wait_for(|p| !p.is_empty()).await?[0].clone();
+    println!(
+        "  UI renders:   \"{}\" input {}",
+        request.summary, request.input
+    );
     queue.approve(&request.confirm_id, None)?;
     println!("  MCP client:   {}", serde_json::to_string(&call.await?)?);
 
     // A rejection's reason reaches the agent.
     let call = tokio::spawn({
         let tm = tm.clone();
-        async move { tm.call("billing.pay", payment("Mallory"), CallOptions::new(Caller::Mcp)).await }
+        async move {
+            tm.call(
+                "billing.pay",
+                payment("Mallory"),
+                CallOptions::new(Caller::Mcp),
+            )
+            .await
+        }
     });
-    updates.changed().await?;
-    let request = queue.pending().remove(0);
+    let request = updates.wait_for(|p| !p.is_empty()).await?[0].clone();
     queue.reject_with(&request.confirm_id, "Unknown payee")?;
     println!("  rejected:     {}", serde_json::to_string(&call.await?)?);
     Ok(())

@@ -54,7 +54,11 @@ fn show(step: &str, outcome: &Outcome) {
     let text = match outcome {
         Outcome::Ok { output } => format!("ok → {output}"),
         Outcome::NeedsConfirmation(n) => {
-            format!("needs confirmation: \"{}\" (id {}…)", n.summary, &n.confirm_id[..8])
+            format!(
+                "needs confirmation: \"{}\" (id {}…)",
+                n.summary,
+                &n.confirm_id[..8]
+            )
         }
         Outcome::Refused(r) => format!("refused {}: {}", r.code, r.message),
         Outcome::Error(e) => format!("error: {}", e.message),
@@ -72,8 +76,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The agent reads what it may do.
     println!("The in-app agent sees:");
     for tool in tm.manifest(Caller::InApp) {
-        let confirm = if tool.needs_confirmation { ", needs confirmation" } else { "" };
-        println!("  {:<28} {:?}{confirm} — {}", tool.name, tool.effect, tool.description);
+        let confirm = if tool.needs_confirmation {
+            ", needs confirmation"
+        } else {
+            ""
+        };
+        println!(
+            "  {:<28} {:?}{confirm} — {}",
+            tool.name, tool.effect, tool.description
+        );
     }
     let fill_schema: &Value = &tm.manifest(Caller::InApp)[1].input_schema;
     println!("\n  input schema of challenges.create.fill:\n  {fill_schema}\n");
@@ -81,33 +92,60 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let agent = CallOptions::new(Caller::InApp);
     println!("The agent calls:");
     let out = tm
-        .call("challenges.create.fill", json!({"title": "Robotics", "days": 30}), agent.clone())
+        .call(
+            "challenges.create.fill",
+            json!({"title": "Robotics", "days": 30}),
+            agent.clone(),
+        )
         .await;
     show("fill Robotics, 30 days", &out);
     let out = tm
-        .call("challenges.create.fill", json!({"title": "Chess", "days": "three"}), agent.clone())
+        .call(
+            "challenges.create.fill",
+            json!({"title": "Chess", "days": "three"}),
+            agent.clone(),
+        )
         .await;
     show("fill Chess, \"three\" days", &out);
     let out = tm
-        .call("challenges.create.fill", json!({"title": "Chess", "days": 400}), agent.clone())
+        .call(
+            "challenges.create.fill",
+            json!({"title": "Chess", "days": 400}),
+            agent.clone(),
+        )
         .await;
     show("fill Chess, 400 days", &out);
-    show("list", &tm.call("challenges.list", json!({}), agent.clone()).await);
+    show(
+        "list",
+        &tm.call("challenges.list", json!({}), agent.clone()).await,
+    );
 
     // The create dialog closes: its tools disappear, then come back.
     let create = tm.scope_at("challenges.create");
     create.set_when(false);
     println!("\nThe create dialog closes (scope hidden):");
-    let names: Vec<String> = tm.manifest(Caller::InApp).into_iter().map(|t| t.name).collect();
+    let names: Vec<String> = tm
+        .manifest(Caller::InApp)
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     println!("  manifest: {names:?}");
     let out = tm
-        .call("challenges.create.fill", json!({"title": "Go", "days": 7}), agent.clone())
+        .call(
+            "challenges.create.fill",
+            json!({"title": "Go", "days": 7}),
+            agent.clone(),
+        )
         .await;
     show("fill Go, 7 days", &out);
     create.set_when(true);
     println!("The dialog opens again:");
     let out = tm
-        .call("challenges.create.fill", json!({"title": "Go", "days": 7}), agent.clone())
+        .call(
+            "challenges.create.fill",
+            json!({"title": "Go", "days": 7}),
+            agent.clone(),
+        )
         .await;
     show("fill Go, 7 days", &out);
 
@@ -116,7 +154,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut bridge = tm.bridge();
     let out = tm.call("challenges.clear", json!({}), agent.clone()).await;
     show("clear", &out);
-    let id = out.confirm_id().expect("clear needs confirmation").to_owned();
+    let id = out
+        .confirm_id()
+        .expect("clear needs confirmation")
+        .to_owned();
     println!("  (the app shows a card; the user clicks Approve)");
     let approved = tm.confirm_pending(&id, Decision::approve()).await;
     show("approved, runs as human", &approved);

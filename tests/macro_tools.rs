@@ -653,8 +653,12 @@ async fn a_tool_without_input_takes_the_empty_object_and_refuses_extra_propertie
     let schema = input_schema(&tm, "no_input.ping");
     assert_eq!(schema["type"], "object");
     assert!(schema.get("description").is_none(), "{schema}");
-    assert!(call(&tm, "no_input.ping", json!({}), Caller::Mcp).await.is_ok());
-    assert!(call(&tm, "no_input.ping", Value::Null, Caller::Mcp).await.is_ok());
+    assert!(call(&tm, "no_input.ping", json!({}), Caller::Mcp)
+        .await
+        .is_ok());
+    assert!(call(&tm, "no_input.ping", Value::Null, Caller::Mcp)
+        .await
+        .is_ok());
     let out = call(&tm, "no_input.ping", json!({"x": 1}), Caller::Mcp).await;
     assert_eq!(out.refusal_code(), Some(RefusalCode::Invalid));
     let lenient = toolmark::testing::test_toolmark_builder()
@@ -662,5 +666,9 @@ async fn a_tool_without_input_takes_the_empty_object_and_refuses_extra_propertie
         .build()
         .unwrap();
     register(&lenient, "no_input").unwrap();
-    assert!(call(&lenient, "no_input.ping", json!({"x": 1}), Caller::Mcp).await.is_ok());
+    assert!(
+        call(&lenient, "no_input.ping", json!({"x": 1}), Caller::Mcp)
+            .await
+            .is_ok()
+    );
 }

@@ -110,6 +110,11 @@ pub(crate) fn json_of<T: serde::Serialize>(t: &T) -> String {
 
 pub(crate) fn issues_of(o: &Outcome) -> Vec<(String, String)> {
     o.refusal()
-        .map(|r| r.issues.iter().map(|i| (i.path.clone(), i.message.clone())).collect())
+        .map(|r| {
+            r.issues
+                .iter()
+                .map(|i| (i.path.clone(), i.message.clone()))
+                .collect()
+        })
         .unwrap_or_default()
 }

@@ -23,14 +23,23 @@ async fn pending_confirmation_input_is_redacted_and_the_run_gets_the_real_input(
     let mut events = tm.events();
     let out = tm.call("pay", input(), inapp()).await;
     assert_no_secret(&json_of(&out));
-    assert_eq!(json_of(&out).contains("pin [redacted]"), true, "the summary is redacted too");
+    assert!(
+        json_of(&out).contains("pin [redacted]"),
+        "the summary is redacted too"
+    );
     let pending = tm.pending_confirmations();
     assert_eq!(pending[0].input, redacted_input());
     assert_no_secret(&json_of(&pending));
     assert_no_secret(&format!("{pending:?}"));
-    let done = tm.confirm_pending(out.confirm_id().unwrap(), Decision::approve()).await;
+    let done = tm
+        .confirm_pending(out.confirm_id().unwrap(), Decision::approve())
+        .await;
     assert!(done.is_ok());
-    assert_eq!(seen.lock().unwrap()[0], input(), "the approved run still gets the real input");
+    assert_eq!(
+        seen.lock().unwrap()[0],
+        input(),
+        "the approved run still gets the real input"
+    );
     while let Ok(e) = events.try_recv() {
         assert_no_secret(&json_of(&e));
         assert_no_secret(&format!("{e:?}"));
@@ -57,9 +66,16 @@ fn input_schemas_mark_sensitive_properties_write_only() {
     let info = &tm.manifest(Caller::InApp)[0];
     let schema = &info.input_schema;
     assert_eq!(schema["properties"]["pin"]["writeOnly"], true);
-    assert_eq!(schema["properties"]["cards"]["items"]["properties"]["cvc"]["writeOnly"], true);
+    assert_eq!(
+        schema["properties"]["cards"]["items"]["properties"]["cvc"]["writeOnly"],
+        true
+    );
     assert!(schema["properties"]["title"].get("writeOnly").is_none());
-    assert!(schema["properties"]["cards"]["items"]["properties"]["number"].get("writeOnly").is_none());
+    assert!(
+        schema["properties"]["cards"]["items"]["properties"]["number"]
+            .get("writeOnly")
+            .is_none()
+    );
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -82,17 +98,25 @@ struct Card {
 fn write_only_sits_beside_the_ref_never_on_a_shared_def() {
     let tm = Toolmark::builder().build().unwrap();
     tm.register(
-        ToolSpec::typed("order", "Order", |_c, _o: Order| async { Ok::<_, ToolError>(()) })
-            .sensitive(["card", "history[].securityCode"]),
+        ToolSpec::typed("order", "Order", |_c, _o: Order| async {
+            Ok::<_, ToolError>(())
+        })
+        .sensitive(["card", "history[].securityCode"]),
         Default::default(),
     )
     .unwrap();
     let schema = &tm.manifest(Caller::Human)[0].input_schema;
     let card = &schema["properties"]["card"];
     assert_eq!(card["writeOnly"], true);
-    assert!(card.get("$ref").is_some(), "the mark sits beside the $ref: {card}");
+    assert!(
+        card.get("$ref").is_some(),
+        "the mark sits beside the $ref: {card}"
+    );
     let defs = &schema["$defs"]["Card"]["properties"];
-    assert!(defs["securityCode"].get("writeOnly").is_none(), "the shared def is untouched");
+    assert!(
+        defs["securityCode"].get("writeOnly").is_none(),
+        "the shared def is untouched"
+    );
     assert!(schema["properties"]["backup"].get("writeOnly").is_none());
     assert_eq!(
         schema["properties"]["history"]["items"]["properties"]["securityCode"]["writeOnly"],
@@ -119,8 +143,10 @@ fn a_path_that_names_nothing_in_the_schema_is_invalid_sensitive_path() {
     // A serde rename is caught: JSON names are what dynamic and typed specs give.
     let err = tm
         .register(
-            ToolSpec::typed("order", "Order", |_c, _o: Order| async { Ok::<_, ToolError>(()) })
-                .sensitive(["card.security_code"]),
+            ToolSpec::typed("order", "Order", |_c, _o: Order| async {
+                Ok::<_, ToolError>(())
+            })
+            .sensitive(["card.security_code"]),
             Default::default(),
         )
         .unwrap_err();
@@ -159,8 +185,11 @@ async fn ctx_confirm_changes_are_redacted_at_and_under_sensitive_paths() {
         Change::new("cards", None, Some(json!([{"number": "1", "cvc": "444"}]))),
         Change::new("cards.1", Some(json!({"number": "2", "cvc": "555"})), None),
     ];
-    tm.register(asking(changes.clone()), Default::default()).unwrap();
-    let out = tm.call("edit", json!({"cards": []}), CallOptions::new(Caller::Mcp)).await;
+    tm.register(asking(changes.clone()), Default::default())
+        .unwrap();
+    let out = tm
+        .call("edit", json!({"cards": []}), CallOptions::new(Caller::Mcp))
+        .await;
     let shown = shown.lock().unwrap()[0].changes.clone();
     assert_eq!(
         serde_json::to_value(&shown).unwrap(),
@@ -171,12 +200,19 @@ async fn ctx_confirm_changes_are_redacted_at_and_under_sensitive_paths() {
         ])
     );
     // The tool gets its real changes back.
-    assert_eq!(out.output().unwrap()["changes"], serde_json::to_value(&changes).unwrap());
+    assert_eq!(
+        out.output().unwrap()["changes"],
+        serde_json::to_value(&changes).unwrap()
+    );
 }
 
 #[tokio::test]
 async fn ctx_confirm_edits_restore_secrets_and_a_stray_placeholder_is_invalid() {
-    let changes = vec![Change::new("cards", None, Some(json!([{"number": "1", "cvc": "444"}])))];
+    let changes = vec![Change::new(
+        "cards",
+        None,
+        Some(json!([{"number": "1", "cvc": "444"}])),
+    )];
     // Edit the public value: the cvc placeholder is restored.
     let tm = Toolmark::builder()
         .confirm_handler(|req: ConfirmRequest| async move {
@@ -187,9 +223,15 @@ async fn ctx_confirm_edits_restore_secrets_and_a_stray_placeholder_is_invalid() 
         })
         .build()
         .unwrap();
-    tm.register(asking(changes.clone()), Default::default()).unwrap();
-    let out = tm.call("edit", json!({}), CallOptions::new(Caller::Mcp)).await;
-    assert_eq!(out.output().unwrap()["changes"][0]["after"][0]["cvc"], "444");
+    tm.register(asking(changes.clone()), Default::default())
+        .unwrap();
+    let out = tm
+        .call("edit", json!({}), CallOptions::new(Caller::Mcp))
+        .await;
+    assert_eq!(
+        out.output().unwrap()["changes"][0]["after"][0]["cvc"],
+        "444"
+    );
     // A changed row loses its secret: the outcome is { approved: false, reason: "invalid" }.
     let tm = Toolmark::builder()
         .confirm_handler(|req: ConfirmRequest| async move {
@@ -200,7 +242,9 @@ async fn ctx_confirm_edits_restore_secrets_and_a_stray_placeholder_is_invalid() 
         .build()
         .unwrap();
     tm.register(asking(changes), Default::default()).unwrap();
-    let out = tm.call("edit", json!({}), CallOptions::new(Caller::Mcp)).await;
+    let out = tm
+        .call("edit", json!({}), CallOptions::new(Caller::Mcp))
+        .await;
     assert_eq!(out.output().unwrap()["approved"], false);
     assert_eq!(out.output().unwrap()["reason"], "invalid");
 }
@@ -215,12 +259,20 @@ async fn issue_messages_never_quote_a_sensitive_value() {
         pin: u32,
     }
     tm.register(
-        ToolSpec::typed("login", "Log in", |_c, _l: Login| async { Ok::<_, ToolError>(()) })
-            .sensitive(["pin"]),
+        ToolSpec::typed("login", "Log in", |_c, _l: Login| async {
+            Ok::<_, ToolError>(())
+        })
+        .sensitive(["pin"]),
         Default::default(),
     )
     .unwrap();
-    let out = tm.call("login", json!({"user": "ada", "pin": "hunter2-9876"}), inapp()).await;
+    let out = tm
+        .call(
+            "login",
+            json!({"user": "ada", "pin": "hunter2-9876"}),
+            inapp(),
+        )
+        .await;
     assert_eq!(out.refusal_code(), Some(RefusalCode::Invalid));
     let issue = &out.refusal().unwrap().issues[0];
     assert_eq!(issue.path, "pin");
@@ -273,14 +325,19 @@ async fn when_the_paths_cannot_be_read_the_whole_input_is_redacted() {
         Default::default(),
     )
     .unwrap();
-    let out = tm.call("plugin", json!({"token": "abc-123"}), inapp()).await;
+    let out = tm
+        .call("plugin", json!({"token": "abc-123"}), inapp())
+        .await;
     let id = out.confirm_id().unwrap().to_owned();
     assert_eq!(tm.pending_confirmations()[0].input, json!(REDACTED));
     // Any placeholder in an edit is refused: nothing can be restored.
     let bad = tm
         .confirm_pending(&id, Decision::approve_with(json!({"token": REDACTED})))
         .await;
-    assert_eq!(issues_of(&bad), [("token".to_owned(), "Re-enter sensitive field".to_owned())]);
+    assert_eq!(
+        issues_of(&bad),
+        [("token".to_owned(), "Re-enter sensitive field".to_owned())]
+    );
     // Approving without an edit runs with the real input.
     assert!(tm.confirm_pending(&id, Decision::approve()).await.is_ok());
     assert_eq!(seen.lock().unwrap()[0], json!({"token": "abc-123"}));
@@ -298,9 +355,16 @@ async fn dynamic_paths_are_read_at_request_time() {
         Default::default(),
     )
     .unwrap();
-    tm.call("plugin", json!({"token": "abc-123", "note": "hi"}), inapp()).await;
-    assert_eq!(tm.pending_confirmations()[0].input, json!({"token": REDACTED, "note": "hi"}));
-    assert_eq!(tm.manifest(Caller::InApp)[0].input_schema["properties"]["token"]["writeOnly"], true);
+    tm.call("plugin", json!({"token": "abc-123", "note": "hi"}), inapp())
+        .await;
+    assert_eq!(
+        tm.pending_confirmations()[0].input,
+        json!({"token": REDACTED, "note": "hi"})
+    );
+    assert_eq!(
+        tm.manifest(Caller::InApp)[0].input_schema["properties"]["token"]["writeOnly"],
+        true
+    );
 }
 
 #[test]

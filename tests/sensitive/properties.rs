@@ -64,7 +64,10 @@ fn tool(seen: &Seen, paths: Vec<&'static str>) -> ToolSpec {
 }
 
 fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 proptest! {

@@ -9,10 +9,17 @@ use crate::*;
 
 const REENTER: &str = "Re-enter sensitive field";
 
-async fn approve_deferred(edit: Value) -> (toolmark::Outcome, Vec<Value>, toolmark::Toolmark, String) {
+async fn approve_deferred(
+    edit: Value,
+) -> (toolmark::Outcome, Vec<Value>, toolmark::Toolmark, String) {
     let seen = seen();
     let tm = deferred_tm(&seen);
-    let id = tm.call("pay", input(), inapp()).await.confirm_id().unwrap().to_owned();
+    let id = tm
+        .call("pay", input(), inapp())
+        .await
+        .confirm_id()
+        .unwrap()
+        .to_owned();
     let out = tm.confirm_pending(&id, Decision::approve_with(edit)).await;
     let ran = seen.lock().unwrap().clone();
     (out, ran, tm, id)
@@ -53,13 +60,19 @@ async fn a_secret_is_not_restored_when_the_array_length_changed() {
     edit["cards"].as_array_mut().unwrap().remove(0);
     let (out, ran, tm, id) = approve_deferred(edit).await;
     assert_eq!(out.refusal_code(), Some(RefusalCode::Invalid));
-    assert_eq!(issues_of(&out), [("cards.0.cvc".to_owned(), REENTER.to_owned())]);
+    assert_eq!(
+        issues_of(&out),
+        [("cards.0.cvc".to_owned(), REENTER.to_owned())]
+    );
     assert!(ran.is_empty());
     // The approver re-enters the value and approves again: the id is still good.
     let mut fixed = redacted_input();
     fixed["cards"].as_array_mut().unwrap().remove(0);
     fixed["cards"][0]["cvc"] = json!("222");
-    assert!(tm.confirm_pending(&id, Decision::approve_with(fixed)).await.is_ok());
+    assert!(tm
+        .confirm_pending(&id, Decision::approve_with(fixed))
+        .await
+        .is_ok());
 }
 
 #[tokio::test]
@@ -81,7 +94,10 @@ async fn a_secret_is_not_restored_onto_an_edited_row() {
     let mut edit = redacted_input();
     edit["cards"][0]["number"] = json!("4000");
     let (out, _, _, _) = approve_deferred(edit).await;
-    assert_eq!(issues_of(&out), [("cards.0.cvc".to_owned(), REENTER.to_owned())]);
+    assert_eq!(
+        issues_of(&out),
+        [("cards.0.cvc".to_owned(), REENTER.to_owned())]
+    );
 }
 
 #[tokio::test]
@@ -117,8 +133,12 @@ async fn an_inline_edit_is_restored_and_a_stray_placeholder_asks_again() {
             e
         },
     ]));
-    let tm = inline_tm(&seen, &shown, move |_req| Decision::approve_with(answers.lock().unwrap().remove(0)));
-    let out = tm.call("pay", input(), CallOptions::new(Caller::Tour)).await;
+    let tm = inline_tm(&seen, &shown, move |_req| {
+        Decision::approve_with(answers.lock().unwrap().remove(0))
+    });
+    let out = tm
+        .call("pay", input(), CallOptions::new(Caller::Tour))
+        .await;
     assert!(out.is_ok());
     let shown = shown.lock().unwrap();
     assert_eq!(shown.len(), 2, "asked again with the same id");

@@ -19,11 +19,11 @@ use std::task::Poll;
 
 use futures_util::FutureExt;
 use serde_json::Value;
-use tokio::sync::SemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallShared, Deadline, Progress, ProgressFn, Signal};
 use crate::event::Event;
+use crate::gate::GatePermit;
 use crate::input::{check_limits, json_type};
 use crate::registry::ToolEntry;
 use crate::scope::ScopeNode;
@@ -89,8 +89,13 @@ impl Toolmark {
     ///
     /// Never fails and never panics: every problem is an [`Outcome`] (`refused`
     /// with a code, or `error` when the tool itself failed or panicked).
-    pub async fn call(&self, name: &str, input: Value, options: CallOptions) -> Outcome {
-        self.inner.call(name, input, options).await
+    pub fn call<'a>(
+        &'a self,
+        name: &'a str,
+        input: Value,
+        options: CallOptions,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.inner.call(name, input, options)
     }
 }
 
@@ -116,11 +121,60 @@ pub(crate) fn safe_issues(mut issues: Vec<Issue>, matcher: &Matcher, input: &Val
     issues
 }
 
+/// What steps 1–4 decided.
+enum Front {
+    /// Run now (possibly after an inline confirmation).
+    Run {
+        entry: Arc<ToolEntry>,
+        input: Value,
+        decoded: Decoded,
+        inline: bool,
+    },
+    /// Done already: refused, or `needs_confirmation`.
+    Done(Outcome),
+}
+
 impl Inner {
-    pub(crate) async fn call(self: &Arc<Self>, name: &str, input: Value, opts: CallOptions) -> Outcome {
+    pub(crate) async fn call(
+        self: &Arc<Self>,
+        name: &str,
+        input: Value,
+        opts: CallOptions,
+    ) -> Outcome {
         let started = self.wants_events().then(tokio::time::Instant::now);
         let caller = opts.caller;
-        let outcome = self.call_steps(name, input, opts).await;
+        let outcome = match self.front(name, input, caller) {
+            Front::Done(outcome) => outcome,
+            Front::Run {
+                entry,
+                input,
+                decoded,
+                inline,
+            } => {
+                let confirmed = if inline {
+                    // Boxed: keeps the hot path's future small.
+                    Box::pin(crate::confirm::inline_confirm(
+                        self,
+                        &entry,
+                        caller,
+                        input,
+                        decoded,
+                        opts.signal.as_ref(),
+                    ))
+                    .await
+                } else {
+                    Ok((input, decoded))
+                };
+                match confirmed {
+                    // 5–7. enqueue, run, outcome
+                    Ok((input, decoded)) => {
+                        self.execute(&entry, caller, opts.signal, opts.progress, input, decoded)
+                            .await
+                    }
+                    Err(outcome) => outcome,
+                }
+            }
+        };
         if let Some(started) = started {
             self.emit(|| Event::CallFinished {
                 tool: short(name).to_owned(),
@@ -133,56 +187,42 @@ impl Inner {
         outcome
     }
 
-    async fn call_steps(self: &Arc<Self>, name: &str, input: Value, opts: CallOptions) -> Outcome {
-        let caller = opts.caller;
+    /// Steps 1–4, synchronous: lookup, allow, validate, and the deferred
+    /// confirmation (an inline one is awaited by the caller).
+    fn front(self: &Arc<Self>, name: &str, input: Value, caller: Caller) -> Front {
         if self.is_shut_down() {
-            return Outcome::refused(RefusalCode::Cancelled, "The app has shut down");
+            return Front::Done(Outcome::refused(
+                RefusalCode::Cancelled,
+                "The app has shut down",
+            ));
         }
         // 1. lookup
         let Some(entry) = self.lookup(name) else {
-            return Outcome::refused(
+            return Front::Done(Outcome::refused(
                 RefusalCode::UnknownTool,
                 format!("No tool named `{}` is available now", short(name)),
-            );
+            ));
         };
         // 2. allow
         if let Err(r) = self.allow(&entry, caller) {
-            return r.into();
+            return Front::Done(r.into());
         }
         // 3. validate
         let (input, decoded) = match self.validate(&entry, input) {
             Ok(v) => v,
-            Err(r) => return r.into(),
+            Err(r) => return Front::Done(r.into()),
         };
         // 4. confirm
-        let (input, decoded) = if entry.guarded() && caller != Caller::Human {
-            match self.config.mode(caller) {
-                ConfirmMode::Deferred => {
-                    return crate::confirm::defer(self, &entry, caller, input, decoded)
-                }
-                ConfirmMode::Inline => {
-                    // Boxed: keeps the hot path's future small.
-                    match Box::pin(crate::confirm::inline_confirm(
-                        self,
-                        &entry,
-                        caller,
-                        input,
-                        decoded,
-                        opts.signal.as_ref(),
-                    ))
-                    .await
-                    {
-                        Ok(v) => v,
-                        Err(outcome) => return outcome,
-                    }
-                }
-            }
-        } else {
-            (input, decoded)
-        };
-        // 5–7. enqueue, run, outcome
-        self.execute(&entry, caller, opts.signal, opts.progress, input, decoded)
-            .await
+        let inline = entry.guarded() && caller != Caller::Human;
+        if inline && self.config.mode(caller) == ConfirmMode::Deferred {
+            return Front::Done(crate::confirm::defer(self, &entry, caller, input, decoded));
+        }
+        Front::Run {
+            entry,
+            input,
+            decoded,
+            inline,
+        }
     }
 
     fn allow(&self, entry: &ToolEntry, caller: Caller) -> Result<(), Refusal> {
@@ -222,7 +262,7 @@ impl Inner {
             )]));
         }
         check_limits(&input, self.config.limits).map_err(|i| Refusal::invalid(vec![i]))?;
-        let allow_unknown = self.config.allow_unknown_fields || !entry.track_unknown;
+        let allow_unknown = self.config.allow_unknown_fields || !entry.unknown.must_track(&input);
         match (entry.decode)(&input, allow_unknown) {
             Ok(decoded) => Ok((input, decoded)),
             Err(issues) => Err(Refusal::invalid(safe_issues(
@@ -239,7 +279,7 @@ impl Inner {
         &self,
         node: &'a ScopeNode,
         signal: Option<&CancellationToken>,
-    ) -> Result<SemaphorePermit<'a>, Refusal> {
+    ) -> Result<GatePermit<'a>, Refusal> {
         if node.is_disposed() {
             return Err(disposed(node));
         }
@@ -247,9 +287,9 @@ impl Inner {
             return Err(cancelled_before_run());
         }
         match node.queue.try_acquire() {
-            Ok(permit) => Ok(permit),
+            Some(permit) => Ok(permit),
             // Boxed: the waiting path keeps the hot path's future small.
-            Err(_) => Box::pin(self.acquire_slow(node, signal)).await,
+            None => Box::pin(self.acquire_slow(node, signal)).await,
         }
     }
 
@@ -257,7 +297,7 @@ impl Inner {
         &self,
         node: &'a ScopeNode,
         signal: Option<&CancellationToken>,
-    ) -> Result<SemaphorePermit<'a>, Refusal> {
+    ) -> Result<GatePermit<'a>, Refusal> {
         if node.waiting.fetch_add(1, Ordering::AcqRel) >= self.config.queue_bound {
             node.waiting.fetch_sub(1, Ordering::AcqRel);
             return Err(Refusal::new(
@@ -280,7 +320,7 @@ impl Inner {
             () = node.dispose_token.cancelled() => Err(disposed(node)),
             () = self.shutdown.cancelled() => Err(cancelled_before_run()),
             () = maybe_cancelled(signal) => Err(cancelled_before_run()),
-            permit = node.queue.acquire() => permit.map_err(|_| disposed(node)),
+            permit = node.queue.acquire() => Ok(permit),
         }
     }
 
@@ -318,7 +358,12 @@ impl Inner {
             tool: entry.name.to_string(),
             caller,
         });
-        let fut = (entry.run)(ToolContext { call: Arc::clone(&shared) }, decoded);
+        let fut = (entry.run)(
+            ToolContext {
+                call: Arc::clone(&shared),
+            },
+            decoded,
+        );
         let end = self.run_guarded(node, &shared, signal.as_ref(), fut).await;
         finish(end, &shared, || entry.matcher())
     }
@@ -402,7 +447,10 @@ fn disposed(node: &ScopeNode) -> Refusal {
 }
 
 fn cancelled_before_run() -> Refusal {
-    Refusal::new(RefusalCode::Cancelled, "The call was cancelled before it ran")
+    Refusal::new(
+        RefusalCode::Cancelled,
+        "The call was cancelled before it ran",
+    )
 }
 
 async fn maybe_cancelled(signal: Option<&CancellationToken>) {
@@ -447,7 +495,11 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 
 /// Turn how a run ended into its outcome. Error and panic messages are scrubbed of
 /// the call's secret values.
-pub(crate) fn finish(end: RunEnd, shared: &CallShared, matcher: impl FnOnce() -> Matcher) -> Outcome {
+pub(crate) fn finish(
+    end: RunEnd,
+    shared: &CallShared,
+    matcher: impl FnOnce() -> Matcher,
+) -> Outcome {
     let scrubbed = |mut e: ToolError| {
         let matcher = matcher();
         if !matcher.is_empty() {
@@ -460,14 +512,12 @@ pub(crate) fn finish(end: RunEnd, shared: &CallShared, matcher: impl FnOnce() ->
     match end {
         RunEnd::Done(Ok(output)) => Outcome::Ok { output },
         RunEnd::Done(Err(e)) => Outcome::Error(scrubbed(e)),
-        RunEnd::Panicked(msg) => {
-            Outcome::Error(scrubbed(ToolError::new(format!("the tool panicked: {msg}"))))
-        }
+        RunEnd::Panicked(msg) => Outcome::Error(scrubbed(ToolError::new(format!(
+            "the tool panicked: {msg}"
+        )))),
         RunEnd::Aborted(why) => {
             let message = match why {
-                Abort::Deadline => {
-                    "The call ran past its deadline and was cancelled".to_owned()
-                }
+                Abort::Deadline => "The call ran past its deadline and was cancelled".to_owned(),
                 Abort::Signal => "The caller cancelled the call".to_owned(),
                 Abort::Disposed => "The tool's scope was disposed while the call ran".to_owned(),
                 Abort::Shutdown => "The app shut down while the call ran".to_owned(),
@@ -476,4 +526,3 @@ pub(crate) fn finish(end: RunEnd, shared: &CallShared, matcher: impl FnOnce() ->
         }
     }
 }
-

@@ -62,10 +62,15 @@ pub(crate) fn ignores_nothing(schema: &Value) -> bool {
             Value::Object(map) => {
                 let objectish = map.contains_key("properties")
                     || map.get("type").is_some_and(|t| {
-                        t == "object" || t.as_array().is_some_and(|a| a.iter().any(|x| x == "object"))
+                        t == "object"
+                            || t.as_array()
+                                .is_some_and(|a| a.iter().any(|x| x == "object"))
                     });
                 if objectish
-                    && !matches!(map.get("additionalProperties"), Some(Value::Bool(false) | Value::Object(_)))
+                    && !matches!(
+                        map.get("additionalProperties"),
+                        Some(Value::Bool(false) | Value::Object(_))
+                    )
                 {
                     return false;
                 }
@@ -76,6 +81,50 @@ pub(crate) fn ignores_nothing(schema: &Value) -> bool {
         }
     }
     true
+}
+
+/// How the decode step finds properties serde would silently ignore.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum UnknownCheck {
+    /// serde refuses unknown fields itself (every object schema is closed).
+    Serde,
+    /// Only top-level keys can be unknown (every property's schema ignores
+    /// nothing): an input whose keys are all listed needs no tracking.
+    TopLevel(Box<[Box<str>]>),
+    /// Track with serde_ignored.
+    Track,
+}
+
+impl UnknownCheck {
+    /// Work out the check for an input schema (at registration).
+    pub(crate) fn for_schema(schema: &Value) -> UnknownCheck {
+        if ignores_nothing(schema) {
+            return UnknownCheck::Serde;
+        }
+        let plain_root = ["$ref", "allOf", "anyOf", "oneOf", "if", "patternProperties"]
+            .iter()
+            .all(|k| schema.get(k).is_none());
+        let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+            return UnknownCheck::Track;
+        };
+        let leafy = |v: &Value| ignores_nothing(v) && !v.to_string().contains("\"$ref\"");
+        if plain_root && props.values().all(leafy) {
+            UnknownCheck::TopLevel(props.keys().map(|k| k.as_str().into()).collect())
+        } else {
+            UnknownCheck::Track
+        }
+    }
+
+    /// Whether decoding `input` must track ignored properties.
+    pub(crate) fn must_track(&self, input: &Value) -> bool {
+        match self {
+            UnknownCheck::Serde => false,
+            UnknownCheck::TopLevel(keys) => input
+                .as_object()
+                .is_none_or(|m| m.keys().any(|k| !keys.iter().any(|x| **x == **k))),
+            UnknownCheck::Track => true,
+        }
+    }
 }
 
 /// [`decode_typed`] boxed as a [`Decoded`].
@@ -287,7 +336,11 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(issues[0].path, "inner.0.z");
-        assert!(issues[0].message.contains("unknown field"), "{}", issues[0].message);
+        assert!(
+            issues[0].message.contains("unknown field"),
+            "{}",
+            issues[0].message
+        );
     }
 
     #[test]
@@ -299,8 +352,44 @@ mod tests {
     }
 
     #[test]
+    fn flat_inputs_need_only_a_top_level_key_check() {
+        #[derive(Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Flat {
+            a: i64,
+            tags: Vec<String>,
+            map: std::collections::BTreeMap<String, u8>,
+        }
+        let check = UnknownCheck::for_schema(&schema_for::<Flat>());
+        assert!(matches!(check, UnknownCheck::TopLevel(_)), "{check:?}");
+        assert!(!check.must_track(&json!({"a": 1, "tags": []})));
+        assert!(check.must_track(&json!({"a": 1, "extra": 2})));
+        assert_eq!(
+            UnknownCheck::for_schema(&schema_for::<Closed>()),
+            UnknownCheck::Serde
+        );
+        assert_eq!(
+            UnknownCheck::for_schema(&schema_for::<HalfOpen>()),
+            UnknownCheck::Track
+        );
+        // A nested user type can ignore fields of its own: track.
+        #[derive(Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Nested {
+            open: Open,
+        }
+        assert_eq!(
+            UnknownCheck::for_schema(&schema_for::<Nested>()),
+            UnknownCheck::Track
+        );
+    }
+
+    #[test]
     fn limits_refuse_deep_and_large_inputs() {
-        let limits = InputLimits { max_depth: 3, max_bytes: 100 };
+        let limits = InputLimits {
+            max_depth: 3,
+            max_bytes: 100,
+        };
         assert!(check_limits(&json!({"a": {"b": {"c": 1}}}), limits).is_ok());
         assert!(check_limits(&json!({"a": {"b": {"c": {"d": 1}}}}), limits).is_err());
         assert!(check_limits(&json!({"a": "x".repeat(200)}), limits).is_err());

@@ -21,7 +21,10 @@ pub(crate) enum EntrySensitive {
     /// Paths fixed at registration.
     Static(Matcher),
     /// Paths read from a fallible function at request and at approval time.
-    Dynamic { paths: SensitiveFn, schema: Arc<Value> },
+    Dynamic {
+        paths: SensitiveFn,
+        schema: Arc<Value>,
+    },
 }
 
 /// A registered tool: everything a call or a manifest read needs, computed once.
@@ -34,8 +37,8 @@ pub(crate) struct ToolEntry {
     /// The manifest entry (`needs_confirmation` is set per caller).
     pub(crate) info: ToolInfo,
     pub(crate) decode: DecodeFn,
-    /// serde may ignore properties of this input: track them (unknown fields).
-    pub(crate) track_unknown: bool,
+    /// How unknown (ignored) properties are found.
+    pub(crate) unknown: crate::input::UnknownCheck,
     pub(crate) run: RunFn,
     pub(crate) sensitive: EntrySensitive,
     pub(crate) summary: Option<Template>,
@@ -174,9 +177,13 @@ pub(crate) fn prepare(
                     reason,
                 };
                 let parsed = SensitivePath::parse(text).map_err(|e| invalid(e.to_string()))?;
-                resolved.push(sensitive::resolve_path(&parsed, &raw_schema, mode).map_err(invalid)?);
+                resolved
+                    .push(sensitive::resolve_path(&parsed, &raw_schema, mode).map_err(invalid)?);
             }
-            (EntrySensitive::Static(Matcher::new(resolved.clone())), resolved)
+            (
+                EntrySensitive::Static(Matcher::new(resolved.clone())),
+                resolved,
+            )
         }
         SensitiveSource::Dynamic(paths) => {
             let mut marked = Vec::new();
@@ -189,7 +196,9 @@ pub(crate) fn prepare(
                         reason,
                     };
                     let parsed = SensitivePath::parse(text).map_err(|e| invalid(e.to_string()))?;
-                    marked.push(sensitive::resolve_path(&parsed, &raw_schema, mode).map_err(invalid)?);
+                    marked.push(
+                        sensitive::resolve_path(&parsed, &raw_schema, mode).map_err(invalid)?,
+                    );
                 }
             }
             (
@@ -238,7 +247,11 @@ pub(crate) fn prepare(
     };
 
     if spec.effect.needs_confirmation() {
-        let non_human: Vec<Caller> = spec.callers.iter().filter(|c| *c != Caller::Human).collect();
+        let non_human: Vec<Caller> = spec
+            .callers
+            .iter()
+            .filter(|c| *c != Caller::Human)
+            .collect();
         let has_path = |c: &Caller| {
             config.mode(*c) == ConfirmMode::Deferred || config.confirm_handler.is_some()
         };
@@ -253,12 +266,11 @@ pub(crate) fn prepare(
     let (decode, run): (DecodeFn, RunFn) = match handler {
         Handler::Typed { decode, run } => (decode, run),
         Handler::Dynamic(run) => {
-            let validator = jsonschema::validator_for(&raw_schema).map_err(|e| {
-                RegisterError::InvalidSpec {
+            let validator =
+                jsonschema::validator_for(&raw_schema).map_err(|e| RegisterError::InvalidSpec {
                     tool: full.clone(),
                     reason: format!("its input schema is not a valid JSON Schema: {e}"),
-                }
-            })?;
+                })?;
             let decode: DecodeFn = Arc::new(move |input: &Value, _allow_unknown: bool| {
                 let issues: Vec<Issue> = validator
                     .iter_errors(input)
@@ -314,7 +326,7 @@ pub(crate) fn prepare(
         timeout: spec.timeout,
         info,
         decode,
-        track_unknown: !crate::input::ignores_nothing(&raw_schema),
+        unknown: crate::input::UnknownCheck::for_schema(&raw_schema),
         run,
         sensitive,
         summary,

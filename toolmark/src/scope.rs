@@ -21,7 +21,6 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::toolmark::Inner;
@@ -50,8 +49,7 @@ impl Default for ScopeOptions {
 /// Whether `s` is a valid name segment: `[A-Za-z0-9_-]+`.
 pub(crate) fn valid_segment(s: &str) -> bool {
     !s.is_empty()
-        && s
-            .bytes()
+        && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
@@ -80,8 +78,8 @@ pub(crate) struct ScopeNode {
     /// Full names of the tools registered directly into this scope (guarded by the
     /// registry lock for writes).
     pub(crate) tools: Mutex<Vec<Arc<str>>>,
-    /// The scope's queue: one permit, FIFO-fair.
-    pub(crate) queue: Semaphore,
+    /// The scope's queue: one run at a time, FIFO.
+    pub(crate) queue: crate::gate::Gate,
     /// Calls waiting for the permit.
     pub(crate) waiting: AtomicUsize,
 }
@@ -100,7 +98,7 @@ impl ScopeNode {
             dispose_token: CancellationToken::new(),
             children: Mutex::new(HashMap::new()),
             tools: Mutex::new(Vec::new()),
-            queue: Semaphore::new(1),
+            queue: crate::gate::Gate::new(),
             waiting: AtomicUsize::new(0),
         })
     }
@@ -136,7 +134,7 @@ impl ScopeNode {
             dispose_token: self.dispose_token.child_token(),
             children: Mutex::new(HashMap::new()),
             tools: Mutex::new(Vec::new()),
-            queue: Semaphore::new(1),
+            queue: crate::gate::Gate::new(),
             waiting: AtomicUsize::new(0),
         });
         if !self.is_disposed() {
@@ -190,7 +188,6 @@ impl ScopeNode {
         self.dispose_token.cancel();
         all
     }
-
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

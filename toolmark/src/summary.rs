@@ -48,7 +48,9 @@ impl Template {
                     }
                     let field = field.trim().to_owned();
                     if field.is_empty()
-                        || field.split('.').any(|seg| !crate::scope::valid_segment(seg))
+                        || field
+                            .split('.')
+                            .any(|seg| !crate::scope::valid_segment(seg))
                     {
                         return Err(format!(
                             "`{{{field}}}` at position {i} is not an input field (use `{{name}}` or `{{a.b}}`; `{{{{` for a literal brace)"

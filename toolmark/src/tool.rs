@@ -65,9 +65,8 @@ pub(crate) type ChangesFn = Arc<dyn Fn(&Value) -> Vec<crate::Change> + Send + Sy
 pub(crate) type SensitiveFn = Arc<dyn Fn() -> Result<Vec<String>, String> + Send + Sync>;
 /// Taken when a deferred confirmation is requested; the closure it returns is run at
 /// approval and refuses (`stale`) when the world changed in between.
-pub(crate) type StaleCheck = Arc<
-    dyn Fn() -> Box<dyn Fn() -> Result<(), crate::Refusal> + Send + Sync> + Send + Sync,
->;
+pub(crate) type StaleCheck =
+    Arc<dyn Fn() -> Box<dyn Fn() -> Result<(), crate::Refusal> + Send + Sync> + Send + Sync>;
 
 /// A `State<T>` a tool extracts: checked at registration (`missing_state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +98,10 @@ pub(crate) enum Handler {
 #[derive(Clone)]
 pub(crate) enum SensitiveSource {
     /// Paths given up front; `rust_names` when they name Rust fields (the macro).
-    Static { paths: Vec<String>, rust_names: bool },
+    Static {
+        paths: Vec<String>,
+        rust_names: bool,
+    },
     /// A fallible function read at request and at approval time.
     Dynamic(SensitiveFn),
 }

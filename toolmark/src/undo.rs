@@ -71,10 +71,7 @@ impl Inner {
             () = node.dispose_token.cancelled() => {
                 return Outcome::refused(RefusalCode::ScopeDisposed, "The scope was disposed before the undo ran");
             }
-            permit = node.queue.acquire() => match permit {
-                Ok(p) => p,
-                Err(_) => return Outcome::refused(RefusalCode::ScopeDisposed, "The scope's queue is closed"),
-            },
+            permit = node.queue.acquire() => permit,
         };
         let shared = CallShared {
             caller: Caller::Human,
