@@ -52,6 +52,7 @@ mod confirm;
 mod context;
 mod error;
 pub mod event;
+mod gate;
 mod input;
 mod outcome;
 mod registry;
