@@ -31,7 +31,10 @@ async fn a_human_caller_is_approved_at_once() {
     let tm = Toolmark::builder().build().unwrap();
     tm.register(asking("t"), Default::default()).unwrap();
     let out = tm.call("t", json!({}), opts(Caller::Human)).await;
-    assert_eq!(out.output().unwrap(), &json!({"approved": true, "reason": null, "changes": 1}));
+    assert_eq!(
+        out.output().unwrap(),
+        &json!({"approved": true, "reason": null, "changes": 1})
+    );
 }
 
 #[tokio::test]
@@ -50,7 +53,13 @@ async fn a_deferred_caller_gets_confirmation_unavailable_and_a_dev_event() {
     );
     let mut unavailable = false;
     while let Ok(e) = events.try_recv() {
-        unavailable |= matches!(e, Event::CtxConfirmUnavailable { caller: Caller::InApp, .. });
+        unavailable |= matches!(
+            e,
+            Event::CtxConfirmUnavailable {
+                caller: Caller::InApp,
+                ..
+            }
+        );
     }
     assert!(unavailable, "ctx_confirm_unavailable development event");
 }
@@ -69,7 +78,10 @@ async fn no_handler_gets_confirmation_unavailable() {
 #[tokio::test]
 async fn an_inline_caller_awaits_the_handler() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let tm = Toolmark::builder()
+        .confirm_handler(queue.handler())
+        .build()
+        .unwrap();
     tm.register(asking("t"), Default::default()).unwrap();
     let mut updates = queue.subscribe();
     let call = tokio::spawn({
@@ -82,7 +94,10 @@ async fn an_inline_caller_awaits_the_handler() {
     assert_eq!(req.changes[0].path, "title");
     queue.reject_with(&req.confirm_id, "keep it").unwrap();
     let out = call.await.unwrap();
-    assert_eq!(out.output().unwrap(), &json!({"approved": false, "reason": "keep it", "changes": 0}));
+    assert_eq!(
+        out.output().unwrap(),
+        &json!({"approved": false, "reason": "keep it", "changes": 0})
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -147,7 +162,10 @@ async fn ctx_confirm_is_bounded_by_the_expiry() {
 #[tokio::test]
 async fn ctx_confirm_is_bounded_by_the_call_signal() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let tm = Toolmark::builder()
+        .confirm_handler(queue.handler())
+        .build()
+        .unwrap();
     let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
     let s = seen.clone();
     tm.register(
@@ -166,7 +184,10 @@ async fn ctx_confirm_is_bounded_by_the_call_signal() {
     let mut updates = queue.subscribe();
     let call = tokio::spawn({
         let (tm, token) = (tm.clone(), token.clone());
-        async move { tm.call("t", json!({}), opts(Caller::Mcp).signal(token)).await }
+        async move {
+            tm.call("t", json!({}), opts(Caller::Mcp).signal(token))
+                .await
+        }
     });
     updates.changed().await.unwrap();
     token.cancel();
@@ -187,7 +208,11 @@ async fn an_approved_ctx_confirm_returns_the_edited_changes() {
     tm.register(
         ToolSpec::new("t", "Asks").handler(|ctx, _| async move {
             let r = ctx
-                .confirm(Ask::new("?").changes(vec![Change::new("title", None, Some(json!("new")))]))
+                .confirm(Ask::new("?").changes(vec![Change::new(
+                    "title",
+                    None,
+                    Some(json!("new")),
+                )]))
                 .await;
             Ok(serde_json::to_value(&r.changes).unwrap())
         }),
@@ -195,5 +220,8 @@ async fn an_approved_ctx_confirm_returns_the_edited_changes() {
     )
     .unwrap();
     let out = tm.call("t", json!({}), opts(Caller::Mcp)).await;
-    assert_eq!(out.output().unwrap(), &json!([{"path": "title", "before": null, "after": "edited"}]));
+    assert_eq!(
+        out.output().unwrap(),
+        &json!([{"path": "title", "before": null, "after": "edited"}])
+    );
 }

@@ -13,8 +13,11 @@ async fn deferred_call_returns_needs_confirmation_and_the_tool_has_not_run() {
     let clock = ManualClock::new();
     let tm = Toolmark::builder().clock(clock.clone()).build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
-    let out = tm.call("create", json!({"title": "Robotics"}), opts(Caller::InApp)).await;
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
+    let out = tm
+        .call("create", json!({"title": "Robotics"}), opts(Caller::InApp))
+        .await;
     let v = json_of(&out);
     assert_eq!(v["status"], "needs_confirmation");
     assert_eq!(v["summary"], "Create challenge \"Robotics\"");
@@ -37,19 +40,35 @@ async fn deferred_call_returns_needs_confirmation_and_the_tool_has_not_run() {
 async fn approval_runs_the_tool_as_human_and_the_bridge_delivers_the_outcome() {
     let tm = Toolmark::builder().build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let mut bridge = tm.bridge();
-    let out = tm.call("create", json!({"title": "Robotics"}), opts(Caller::InApp)).await;
+    let out = tm
+        .call("create", json!({"title": "Robotics"}), opts(Caller::InApp))
+        .await;
     let id = out.confirm_id().unwrap().to_owned();
     let result = tm.confirm_pending(&id, Decision::approve()).await;
     assert_eq!(result.output().unwrap()["caller"], "human");
     assert_eq!(count(&runs), 1);
-    let BridgeMessage::Confirmed { confirm_id, tool, outcome } = bridge.recv().await.unwrap() else {
+    let BridgeMessage::Confirmed {
+        confirm_id,
+        tool,
+        outcome,
+    } = bridge.recv().await.unwrap()
+    else {
         panic!("a confirmed message")
     };
-    assert_eq!((confirm_id.as_str(), tool.as_str()), (id.as_str(), "create"));
+    assert_eq!(
+        (confirm_id.as_str(), tool.as_str()),
+        (id.as_str(), "create")
+    );
     assert_eq!(outcome, result);
-    let msg = serde_json::to_value(BridgeMessage::Confirmed { confirm_id, tool, outcome }).unwrap();
+    let msg = serde_json::to_value(BridgeMessage::Confirmed {
+        confirm_id,
+        tool,
+        outcome,
+    })
+    .unwrap();
     assert_eq!(msg["type"], "confirmed");
     assert_eq!(msg["outcome"]["status"], "ok");
     assert!(tm.pending_confirmations().is_empty());
@@ -59,9 +78,17 @@ async fn approval_runs_the_tool_as_human_and_the_bridge_delivers_the_outcome() {
 async fn an_approved_run_executes_as_human_even_when_human_is_not_an_allowed_caller() {
     let tm = Toolmark::builder().build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs).callers([Caller::InApp]), Default::default())
-        .unwrap();
-    let id = tm.call("create", json!({}), opts(Caller::InApp)).await.confirm_id().unwrap().to_owned();
+    tm.register(
+        guarded("create", &runs).callers([Caller::InApp]),
+        Default::default(),
+    )
+    .unwrap();
+    let id = tm
+        .call("create", json!({}), opts(Caller::InApp))
+        .await
+        .confirm_id()
+        .unwrap()
+        .to_owned();
     let out = tm.confirm_pending(&id, Decision::approve()).await;
     assert_eq!(out.output().unwrap()["caller"], "human");
 }
@@ -70,19 +97,28 @@ async fn an_approved_run_executes_as_human_even_when_human_is_not_an_allowed_cal
 async fn an_edited_input_is_revalidated_and_an_invalid_edit_keeps_the_id() {
     let tm = Toolmark::builder().build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let id = tm
         .call("create", json!({"title": "Robotics"}), opts(Caller::InApp))
         .await
         .confirm_id()
         .unwrap()
         .to_owned();
-    let bad = tm.confirm_pending(&id, Decision::approve_with(json!({"title": 5}))).await;
+    let bad = tm
+        .confirm_pending(&id, Decision::approve_with(json!({"title": 5})))
+        .await;
     assert_eq!(code(&bad), Some(RefusalCode::Invalid));
     assert_eq!(bad.refusal().unwrap().issues[0].path, "title");
     assert_eq!(count(&runs), 0);
-    assert_eq!(tm.pending_confirmations().len(), 1, "a refused decision does not use up the id");
-    let good = tm.confirm_pending(&id, Decision::approve_with(json!({"title": "Chess"}))).await;
+    assert_eq!(
+        tm.pending_confirmations().len(),
+        1,
+        "a refused decision does not use up the id"
+    );
+    let good = tm
+        .confirm_pending(&id, Decision::approve_with(json!({"title": "Chess"})))
+        .await;
     assert_eq!(good.output().unwrap()["input"], json!({"title": "Chess"}));
     assert_eq!(count(&runs), 1);
 }
@@ -91,8 +127,11 @@ async fn an_edited_input_is_revalidated_and_an_invalid_edit_keeps_the_id() {
 async fn an_invalid_deferred_call_is_refused_invalid_never_needs_confirmation() {
     let tm = Toolmark::builder().build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
-    let out = tm.call("create", json!({"title": 1}), opts(Caller::InApp)).await;
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
+    let out = tm
+        .call("create", json!({"title": 1}), opts(Caller::InApp))
+        .await;
     assert_eq!(code(&out), Some(RefusalCode::Invalid));
     assert!(tm.pending_confirmations().is_empty());
 }
@@ -101,13 +140,23 @@ async fn an_invalid_deferred_call_is_refused_invalid_never_needs_confirmation() 
 async fn a_rejection_and_its_reason_reach_the_agent() {
     let tm = Toolmark::builder().build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let mut bridge = tm.bridge();
-    let id = tm.call("create", json!({}), opts(Caller::InApp)).await.confirm_id().unwrap().to_owned();
-    let out = tm.confirm_pending(&id, Decision::reject_with("Not this week")).await;
+    let id = tm
+        .call("create", json!({}), opts(Caller::InApp))
+        .await
+        .confirm_id()
+        .unwrap()
+        .to_owned();
+    let out = tm
+        .confirm_pending(&id, Decision::reject_with("Not this week"))
+        .await;
     assert_eq!(code(&out), Some(RefusalCode::Rejected));
     assert_eq!(out.refusal().unwrap().message, "Not this week");
-    let BridgeMessage::Confirmed { outcome, .. } = bridge.recv().await.unwrap() else { unreachable!() };
+    let BridgeMessage::Confirmed { outcome, .. } = bridge.recv().await.unwrap() else {
+        unreachable!()
+    };
     assert_eq!(outcome, out);
     assert_eq!(count(&runs), 0);
 }
@@ -116,12 +165,20 @@ async fn a_rejection_and_its_reason_reach_the_agent() {
 async fn a_second_approval_of_the_same_id_is_confirmation_expired() {
     let tm = Toolmark::builder().build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
-    let id = tm.call("create", json!({}), opts(Caller::InApp)).await.confirm_id().unwrap().to_owned();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
+    let id = tm
+        .call("create", json!({}), opts(Caller::InApp))
+        .await
+        .confirm_id()
+        .unwrap()
+        .to_owned();
     assert!(tm.confirm_pending(&id, Decision::approve()).await.is_ok());
     let again = tm.confirm_pending(&id, Decision::approve()).await;
     assert_eq!(code(&again), Some(RefusalCode::ConfirmationExpired));
-    let unknown = tm.confirm_pending("00000000000000000000000000000000", Decision::approve()).await;
+    let unknown = tm
+        .confirm_pending("00000000000000000000000000000000", Decision::approve())
+        .await;
     assert_eq!(code(&unknown), Some(RefusalCode::ConfirmationExpired));
     assert_eq!(count(&runs), 1);
 }
@@ -130,8 +187,14 @@ async fn a_second_approval_of_the_same_id_is_confirmation_expired() {
 async fn fifty_concurrent_approvals_of_one_id_run_the_tool_exactly_once() {
     let tm = Toolmark::builder().build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
-    let id = tm.call("create", json!({}), opts(Caller::InApp)).await.confirm_id().unwrap().to_owned();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
+    let id = tm
+        .call("create", json!({}), opts(Caller::InApp))
+        .await
+        .confirm_id()
+        .unwrap()
+        .to_owned();
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(50));
     let mut handles = Vec::new();
     for _ in 0..50 {
@@ -157,8 +220,14 @@ async fn an_approval_after_expiry_is_expired_by_the_clock_with_no_timer_run() {
     let clock = ManualClock::new();
     let tm = Toolmark::builder().clock(clock.clone()).build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
-    let id = tm.call("create", json!({}), opts(Caller::InApp)).await.confirm_id().unwrap().to_owned();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
+    let id = tm
+        .call("create", json!({}), opts(Caller::InApp))
+        .await
+        .confirm_id()
+        .unwrap()
+        .to_owned();
     // The clock jumps (a laptop slept); nothing has had a chance to run a timer.
     clock.advance(Duration::from_secs(601));
     let out = tm.confirm_pending(&id, Decision::approve()).await;
@@ -175,14 +244,27 @@ async fn expiry_sends_a_bridge_message_when_the_clock_moves() {
         .build()
         .unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let mut bridge = tm.bridge();
-    let id = tm.call("create", json!({}), opts(Caller::InApp)).await.confirm_id().unwrap().to_owned();
+    let id = tm
+        .call("create", json!({}), opts(Caller::InApp))
+        .await
+        .confirm_id()
+        .unwrap()
+        .to_owned();
     clock.advance(Duration::from_secs(59));
     tokio::task::yield_now().await;
     assert!(bridge.try_recv().is_none());
     clock.advance(Duration::from_secs(2));
-    let BridgeMessage::Confirmed { confirm_id, outcome, .. } = bridge.recv().await.unwrap() else { unreachable!() };
+    let BridgeMessage::Confirmed {
+        confirm_id,
+        outcome,
+        ..
+    } = bridge.recv().await.unwrap()
+    else {
+        unreachable!()
+    };
     assert_eq!(confirm_id, id);
     assert_eq!(code(&outcome), Some(RefusalCode::ConfirmationExpired));
     assert!(tm.pending_confirmations().is_empty());
@@ -192,21 +274,37 @@ async fn expiry_sends_a_bridge_message_when_the_clock_moves() {
 async fn at_most_max_pending_are_pending_and_the_oldest_expire_first() {
     let tm = Toolmark::builder().build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let mut bridge = tm.bridge();
     let mut ids = Vec::new();
     for n in 0..101 {
-        let out = tm.call("create", json!({"n": n}), opts(Caller::InApp)).await;
+        let out = tm
+            .call("create", json!({"n": n}), opts(Caller::InApp))
+            .await;
         ids.push(out.confirm_id().unwrap().to_owned());
     }
     let pending = tm.pending_confirmations();
     assert_eq!(pending.len(), 100);
     assert_eq!(pending[0].confirm_id, ids[1], "oldest first");
-    let BridgeMessage::Confirmed { confirm_id, outcome, .. } = bridge.recv().await.unwrap() else { unreachable!() };
+    let BridgeMessage::Confirmed {
+        confirm_id,
+        outcome,
+        ..
+    } = bridge.recv().await.unwrap()
+    else {
+        unreachable!()
+    };
     assert_eq!(confirm_id, ids[0]);
     assert_eq!(code(&outcome), Some(RefusalCode::ConfirmationExpired));
-    assert_eq!(code(&tm.confirm_pending(&ids[0], Decision::approve()).await), Some(RefusalCode::ConfirmationExpired));
-    assert!(tm.confirm_pending(&ids[100], Decision::approve()).await.is_ok());
+    assert_eq!(
+        code(&tm.confirm_pending(&ids[0], Decision::approve()).await),
+        Some(RefusalCode::ConfirmationExpired)
+    );
+    assert!(tm
+        .confirm_pending(&ids[100], Decision::approve())
+        .await
+        .is_ok());
 }
 
 #[tokio::test]
@@ -215,7 +313,8 @@ async fn disposal_drops_pending_confirmations() {
     let runs = runs();
     let scope = tm.scope("challenges");
     scope.register(guarded("create", &runs)).unwrap();
-    tm.register(guarded("other", &runs), Default::default()).unwrap();
+    tm.register(guarded("other", &runs), Default::default())
+        .unwrap();
     let mut bridge = tm.bridge();
     let id = tm
         .call("challenges.create", json!({}), opts(Caller::InApp))
@@ -223,12 +322,24 @@ async fn disposal_drops_pending_confirmations() {
         .confirm_id()
         .unwrap()
         .to_owned();
-    let other = tm.call("other", json!({}), opts(Caller::InApp)).await.confirm_id().unwrap().to_owned();
+    let other = tm
+        .call("other", json!({}), opts(Caller::InApp))
+        .await
+        .confirm_id()
+        .unwrap()
+        .to_owned();
     scope.dispose();
     let pending = tm.pending_confirmations();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].confirm_id, other);
-    let BridgeMessage::Confirmed { confirm_id, outcome, .. } = bridge.recv().await.unwrap() else { unreachable!() };
+    let BridgeMessage::Confirmed {
+        confirm_id,
+        outcome,
+        ..
+    } = bridge.recv().await.unwrap()
+    else {
+        unreachable!()
+    };
     assert_eq!(confirm_id, id);
     assert_eq!(code(&outcome), Some(RefusalCode::ScopeDisposed));
     let late = tm.confirm_pending(&id, Decision::approve()).await;
@@ -243,7 +354,8 @@ async fn test_callers_can_be_set_to_deferred() {
         .build()
         .unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let out = tm.call("create", json!({}), opts(Caller::Test)).await;
     assert_eq!(out.status(), "needs_confirmation");
 }
@@ -252,26 +364,40 @@ async fn test_callers_can_be_set_to_deferred() {
 async fn cancel_pending_withdraws_a_confirmation() {
     let tm = Toolmark::builder().build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let mut bridge = tm.bridge();
-    let id = tm.call("create", json!({}), opts(Caller::InApp)).await.confirm_id().unwrap().to_owned();
+    let id = tm
+        .call("create", json!({}), opts(Caller::InApp))
+        .await
+        .confirm_id()
+        .unwrap()
+        .to_owned();
     assert!(tm.cancel_pending(&id));
     assert!(!tm.cancel_pending(&id));
-    let BridgeMessage::Confirmed { outcome, .. } = bridge.recv().await.unwrap() else { unreachable!() };
+    let BridgeMessage::Confirmed { outcome, .. } = bridge.recv().await.unwrap() else {
+        unreachable!()
+    };
     assert_eq!(code(&outcome), Some(RefusalCode::Cancelled));
-    assert_eq!(code(&tm.confirm_pending(&id, Decision::approve()).await), Some(RefusalCode::ConfirmationExpired));
+    assert_eq!(
+        code(&tm.confirm_pending(&id, Decision::approve()).await),
+        Some(RefusalCode::ConfirmationExpired)
+    );
 }
 
 #[tokio::test]
 async fn shutdown_expires_every_open_confirmation() {
     let tm = Toolmark::builder().build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let mut bridge = tm.bridge();
     tm.call("create", json!({}), opts(Caller::InApp)).await;
     tm.shutdown();
     assert!(tm.pending_confirmations().is_empty());
-    let BridgeMessage::Confirmed { outcome, .. } = bridge.recv().await.unwrap() else { unreachable!() };
+    let BridgeMessage::Confirmed { outcome, .. } = bridge.recv().await.unwrap() else {
+        unreachable!()
+    };
     assert_eq!(code(&outcome), Some(RefusalCode::ConfirmationExpired));
 }
 
@@ -279,19 +405,28 @@ async fn shutdown_expires_every_open_confirmation() {
 async fn every_bridge_subscriber_gets_every_message_in_order() {
     let tm = Toolmark::builder().build().unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let mut a = tm.bridge();
     let mut b = tm.bridge();
     let mut ids = Vec::new();
     for _ in 0..20 {
-        ids.push(tm.call("create", json!({}), opts(Caller::InApp)).await.confirm_id().unwrap().to_owned());
+        ids.push(
+            tm.call("create", json!({}), opts(Caller::InApp))
+                .await
+                .confirm_id()
+                .unwrap()
+                .to_owned(),
+        );
     }
     for id in &ids {
         tm.confirm_pending(id, Decision::reject()).await;
     }
     for rx in [&mut a, &mut b] {
         for id in &ids {
-            let BridgeMessage::Confirmed { confirm_id, .. } = rx.recv().await.unwrap() else { unreachable!() };
+            let BridgeMessage::Confirmed { confirm_id, .. } = rx.recv().await.unwrap() else {
+                unreachable!()
+            };
             assert_eq!(&confirm_id, id);
         }
     }

@@ -15,7 +15,8 @@ async fn webmcp_mcp_and_tour_never_see_needs_confirmation() {
         .build()
         .unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     for caller in [Caller::WebMcp, Caller::Mcp, Caller::Tour] {
         let out = tm.call("create", json!({"title": "x"}), opts(caller)).await;
         assert_eq!(out.status(), "ok", "{caller}");
@@ -28,7 +29,10 @@ async fn webmcp_mcp_and_tour_never_see_needs_confirmation() {
 fn only_inapp_and_test_modes_are_configurable() {
     for caller in [Caller::WebMcp, Caller::Mcp, Caller::Tour, Caller::Human] {
         for mode in [ConfirmMode::Deferred, ConfirmMode::Inline] {
-            let err = Toolmark::builder().confirm_mode(caller, mode).build().unwrap_err();
+            let err = Toolmark::builder()
+                .confirm_mode(caller, mode)
+                .build()
+                .unwrap_err();
             assert_eq!(err.code(), "invalid_confirm_mode");
         }
     }
@@ -42,13 +46,20 @@ fn only_inapp_and_test_modes_are_configurable() {
 #[tokio::test]
 async fn the_inline_call_waits_for_the_confirm_queue() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let tm = Toolmark::builder()
+        .confirm_handler(queue.handler())
+        .build()
+        .unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let mut updates = queue.subscribe();
     let call = tokio::spawn({
         let tm = tm.clone();
-        async move { tm.call("create", json!({"title": "Robotics"}), opts(Caller::Mcp)).await }
+        async move {
+            tm.call("create", json!({"title": "Robotics"}), opts(Caller::Mcp))
+                .await
+        }
     });
     updates.changed().await.unwrap();
     let pending = queue.pending();
@@ -65,15 +76,22 @@ async fn the_inline_call_waits_for_the_confirm_queue() {
     assert!(out.is_ok());
     assert!(queue.pending().is_empty());
     // The id is used: a second answer is refused.
-    assert_eq!(queue.approve(&req.confirm_id, None).unwrap_err().code, RefusalCode::ConfirmationExpired);
+    assert_eq!(
+        queue.approve(&req.confirm_id, None).unwrap_err().code,
+        RefusalCode::ConfirmationExpired
+    );
 }
 
 #[tokio::test]
 async fn an_inline_rejection_with_reason_reaches_the_agent() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let tm = Toolmark::builder()
+        .confirm_handler(queue.handler())
+        .build()
+        .unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let mut updates = queue.subscribe();
     let call = tokio::spawn({
         let tm = tm.clone();
@@ -91,13 +109,20 @@ async fn an_inline_rejection_with_reason_reaches_the_agent() {
 #[tokio::test]
 async fn an_invalid_inline_edit_asks_again_with_the_same_id_and_the_issues() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let tm = Toolmark::builder()
+        .confirm_handler(queue.handler())
+        .build()
+        .unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let mut updates = queue.subscribe();
     let call = tokio::spawn({
         let tm = tm.clone();
-        async move { tm.call("create", json!({"title": "a"}), opts(Caller::Mcp)).await }
+        async move {
+            tm.call("create", json!({"title": "a"}), opts(Caller::Mcp))
+                .await
+        }
     });
     updates.changed().await.unwrap();
     let id = queue.pending()[0].confirm_id.clone();
@@ -131,7 +156,8 @@ async fn an_inline_approval_after_expiry_is_expired_by_the_clock() {
         .build()
         .unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let out = tm.call("create", json!({}), opts(Caller::Mcp)).await;
     assert_eq!(code(&out), Some(RefusalCode::ConfirmationExpired));
     assert_eq!(count(&runs), 0);
@@ -147,7 +173,8 @@ async fn an_unanswered_inline_confirmation_expires() {
         .build()
         .unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let mut updates = queue.subscribe();
     let call = tokio::spawn({
         let tm = tm.clone();
@@ -157,7 +184,10 @@ async fn an_unanswered_inline_confirmation_expires() {
     clock.advance(Duration::from_secs(600));
     let out = call.await.unwrap();
     assert_eq!(code(&out), Some(RefusalCode::ConfirmationExpired));
-    assert!(queue.pending().is_empty(), "the queue drops requests nobody waits for");
+    assert!(
+        queue.pending().is_empty(),
+        "the queue drops requests nobody waits for"
+    );
 }
 
 #[tokio::test]
@@ -169,7 +199,8 @@ async fn max_pending_counts_inline_confirmations_too() {
         .build()
         .unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let inline = tokio::spawn({
         let tm = tm.clone();
         async move { tm.call("create", json!({}), opts(Caller::Mcp)).await }
@@ -179,14 +210,20 @@ async fn max_pending_counts_inline_confirmations_too() {
     tm.call("create", json!({}), opts(Caller::InApp)).await;
     tm.call("create", json!({}), opts(Caller::InApp)).await;
     // The inline one was oldest: it expired.
-    assert_eq!(code(&inline.await.unwrap()), Some(RefusalCode::ConfirmationExpired));
+    assert_eq!(
+        code(&inline.await.unwrap()),
+        Some(RefusalCode::ConfirmationExpired)
+    );
     assert_eq!(tm.pending_confirmations().len(), 2);
 }
 
 #[tokio::test]
 async fn disposal_drops_an_open_inline_confirmation() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let tm = Toolmark::builder()
+        .confirm_handler(queue.handler())
+        .build()
+        .unwrap();
     let runs = runs();
     let scope = tm.scope("s");
     scope.register(guarded("create", &runs)).unwrap();
@@ -206,14 +243,21 @@ async fn disposal_drops_an_open_inline_confirmation() {
 #[tokio::test]
 async fn the_callers_signal_ends_an_open_inline_confirmation() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder().confirm_handler(queue.handler()).build().unwrap();
+    let tm = Toolmark::builder()
+        .confirm_handler(queue.handler())
+        .build()
+        .unwrap();
     let runs = runs();
-    tm.register(guarded("create", &runs), Default::default()).unwrap();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
     let token = tokio_util::sync::CancellationToken::new();
     let mut updates = queue.subscribe();
     let call = tokio::spawn({
         let (tm, token) = (tm.clone(), token.clone());
-        async move { tm.call("create", json!({}), opts(Caller::Mcp).signal(token)).await }
+        async move {
+            tm.call("create", json!({}), opts(Caller::Mcp).signal(token))
+                .await
+        }
     });
     updates.changed().await.unwrap();
     token.cancel();

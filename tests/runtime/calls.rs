@@ -26,9 +26,13 @@ struct Card {
 }
 
 fn create() -> ToolSpec {
-    ToolSpec::typed("create", "Create a challenge", |_ctx, i: NewChallenge| async move {
-        Ok::<_, ToolError>(json!({"title": i.title, "cards": i.cards.len()}))
-    })
+    ToolSpec::typed(
+        "create",
+        "Create a challenge",
+        |_ctx, i: NewChallenge| async move {
+            Ok::<_, ToolError>(json!({"title": i.title, "cards": i.cards.len()}))
+        },
+    )
 }
 
 #[tokio::test]
@@ -37,21 +41,42 @@ async fn an_unknown_tool_is_refused_unknown_tool() {
     for name in ["nope", "", "a..b", "💥", &"x".repeat(10_000)] {
         let out = tm.call(name, empty(), as_inapp()).await;
         assert_eq!(code(&out), Some(RefusalCode::UnknownTool), "{name:.20}");
-        assert!(out.refusal().unwrap().message.len() < 300, "the message does not echo a huge name");
+        assert!(
+            out.refusal().unwrap().message.len() < 300,
+            "the message does not echo a huge name"
+        );
     }
 }
 
 #[tokio::test]
 async fn a_caller_the_tool_does_not_allow_is_refused_not_allowed() {
     let tm = tm();
-    tm.register(add("add").callers([Caller::Human, Caller::InApp]), Default::default())
-        .unwrap();
-    let out = tm.call("add", json!({"a": 1, "b": 2}), CallOptions::new(Caller::Mcp)).await;
+    tm.register(
+        add("add").callers([Caller::Human, Caller::InApp]),
+        Default::default(),
+    )
+    .unwrap();
+    let out = tm
+        .call(
+            "add",
+            json!({"a": 1, "b": 2}),
+            CallOptions::new(Caller::Mcp),
+        )
+        .await;
     assert_eq!(code(&out), Some(RefusalCode::NotAllowed));
-    assert!(names(&tm, Caller::Mcp).is_empty(), "nor does it see the tool");
+    assert!(
+        names(&tm, Caller::Mcp).is_empty(),
+        "nor does it see the tool"
+    );
     assert_eq!(names(&tm, Caller::InApp), ["add"]);
-    assert!(tm.call("add", json!({"a": 1, "b": 2}), as_inapp()).await.is_ok());
-    assert_eq!(CallerSet::from([Caller::Human]).iter().collect::<Vec<_>>(), [Caller::Human]);
+    assert!(tm
+        .call("add", json!({"a": 1, "b": 2}), as_inapp())
+        .await
+        .is_ok());
+    assert_eq!(
+        CallerSet::from([Caller::Human]).iter().collect::<Vec<_>>(),
+        [Caller::Human]
+    );
 }
 
 #[tokio::test]
@@ -85,16 +110,29 @@ async fn an_undeclared_property_is_an_unknown_field() {
     let tm = tm();
     tm.register(create(), Default::default()).unwrap();
     let out = tm
-        .call("create", json!({"title": "t", "cards": [{"number": "1", "cvc": 1, "pin": 5}], "extra": 1}), as_inapp())
+        .call(
+            "create",
+            json!({"title": "t", "cards": [{"number": "1", "cvc": 1, "pin": 5}], "extra": 1}),
+            as_inapp(),
+        )
         .await;
     let issues = &out.refusal().unwrap().issues;
     let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
     assert_eq!(paths, ["cards.0.pin", "extra"]);
     assert!(issues.iter().all(|i| i.message == "unknown field"));
 
-    let lenient = Toolmark::builder().allow_unknown_fields(true).build().unwrap();
+    let lenient = Toolmark::builder()
+        .allow_unknown_fields(true)
+        .build()
+        .unwrap();
     lenient.register(create(), Default::default()).unwrap();
-    let out = lenient.call("create", json!({"title": "t", "cards": [], "extra": 1}), as_inapp()).await;
+    let out = lenient
+        .call(
+            "create",
+            json!({"title": "t", "cards": [], "extra": 1}),
+            as_inapp(),
+        )
+        .await;
     assert!(out.is_ok());
 }
 
@@ -116,21 +154,34 @@ async fn bad_input_gets_a_clear_refusal_and_the_runtime_keeps_serving() {
         let out = tm.call("add", input, as_inapp()).await;
         let r = out.refusal().unwrap();
         assert_eq!(r.code, RefusalCode::Invalid);
-        assert!(r.issues[0].message.contains("JSON object"), "{}", r.issues[0].message);
+        assert!(
+            r.issues[0].message.contains("JSON object"),
+            "{}",
+            r.issues[0].message
+        );
     }
     // 10 MB.
     let big = json!({"title": "x".repeat(10 << 20), "cards": []});
     let out = tm.call("create", big, as_inapp()).await;
-    assert!(out.refusal().unwrap().issues[0].message.contains("larger than"));
+    assert!(out.refusal().unwrap().issues[0]
+        .message
+        .contains("larger than"));
     // Deeply nested (built without recursion; dropped by serde_json iteratively enough at this depth).
     let mut deep = json!(1);
     for _ in 0..1000 {
         deep = json!({ "a": deep });
     }
-    let out = tm.call("create", json!({"title": deep, "cards": []}), as_inapp()).await;
-    assert!(out.refusal().unwrap().issues[0].message.contains("nested deeper"));
+    let out = tm
+        .call("create", json!({"title": deep, "cards": []}), as_inapp())
+        .await;
+    assert!(out.refusal().unwrap().issues[0]
+        .message
+        .contains("nested deeper"));
     // Still serving.
-    assert_eq!(ok(&tm.call("add", json!({"a": 20, "b": 22}), as_inapp()).await), &json!(42));
+    assert_eq!(
+        ok(&tm.call("add", json!({"a": 20, "b": 22}), as_inapp()).await),
+        &json!(42)
+    );
 }
 
 #[tokio::test]
@@ -148,13 +199,18 @@ async fn dynamic_tools_are_validated_against_their_json_schema() {
         Default::default(),
     )
     .unwrap();
-    let out = tm.call("note", json!({"text": "", "tags": ["a", 2]}), as_inapp()).await;
+    let out = tm
+        .call("note", json!({"text": "", "tags": ["a", 2]}), as_inapp())
+        .await;
     let r = out.refusal().unwrap();
     assert_eq!(r.code, RefusalCode::Invalid);
     let mut paths: Vec<&str> = r.issues.iter().map(|i| i.path.as_str()).collect();
     paths.sort();
     assert_eq!(paths, ["tags.1", "text"]);
-    assert_eq!(ok(&tm.call("note", json!({"text": "hi"}), as_inapp()).await), &json!("hi"));
+    assert_eq!(
+        ok(&tm.call("note", json!({"text": "hi"}), as_inapp()).await),
+        &json!("hi")
+    );
     // A schema that is not a JSON Schema is a registration error.
     let err = tm
         .register(
@@ -203,8 +259,14 @@ async fn the_manifest_is_sorted_by_full_name_with_schemas_and_hints() {
     assert_eq!(names, ["a.sum", "wipe", "z.last"]);
     let sum = serde_json::to_value(&m[0]).unwrap();
     assert_eq!(sum["inputSchema"]["properties"]["a"]["type"], "integer");
-    assert_eq!(sum["inputSchema"]["$schema"], "https://json-schema.org/draft/2020-12/schema");
-    assert_eq!(sum["annotations"], json!({"readOnlyHint": true, "destructiveHint": false}));
+    assert_eq!(
+        sum["inputSchema"]["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(
+        sum["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false})
+    );
     assert_eq!(sum["needsConfirmation"], false);
     let wipe = serde_json::to_value(&m[1]).unwrap();
     assert_eq!(wipe["title"], "Wipe");
@@ -216,7 +278,10 @@ async fn the_manifest_is_sorted_by_full_name_with_schemas_and_hints() {
     assert!(!human.iter().any(|t| t.needs_confirmation));
     // The schema is built once: every read shares it.
     let again = tm.manifest(Caller::InApp);
-    assert!(std::sync::Arc::ptr_eq(&m[0].input_schema, &again[0].input_schema));
+    assert!(std::sync::Arc::ptr_eq(
+        &m[0].input_schema,
+        &again[0].input_schema
+    ));
 }
 
 #[tokio::test]
@@ -224,7 +289,10 @@ async fn outcomes_serialize_exactly_as_the_spec_says() {
     let tm = tm();
     tm.register(add("add"), Default::default()).unwrap();
     let out = tm.call("add", json!({"a": 1, "b": 2}), as_inapp()).await;
-    assert_eq!(serde_json::to_value(&out).unwrap(), json!({"status": "ok", "output": 3}));
+    assert_eq!(
+        serde_json::to_value(&out).unwrap(),
+        json!({"status": "ok", "output": 3})
+    );
     let out = tm.call("nope", empty(), as_inapp()).await;
     let v = serde_json::to_value(&out).unwrap();
     assert_eq!(v["status"], "refused");
@@ -232,7 +300,10 @@ async fn outcomes_serialize_exactly_as_the_spec_says() {
     assert!(v["message"].is_string());
     assert!(v.get("issues").is_none(), "no empty issues list");
     let e = Outcome::Error(ToolError::new("boom"));
-    assert_eq!(serde_json::to_value(&e).unwrap(), json!({"status": "error", "message": "boom"}));
+    assert_eq!(
+        serde_json::to_value(&e).unwrap(),
+        json!({"status": "error", "message": "boom"})
+    );
 }
 
 #[tokio::test]
@@ -240,25 +311,44 @@ async fn events_report_registration_and_calls_without_raw_input() {
     let tm = tm();
     let mut events = tm.events();
     tm.scope("s").register(echo("e")).unwrap();
-    let out = tm.call("s.e", json!({"secret-ish": "do-not-log"}), as_inapp()).await;
+    let out = tm
+        .call("s.e", json!({"secret-ish": "do-not-log"}), as_inapp())
+        .await;
     assert!(out.is_ok());
     let mut kinds = Vec::new();
     while let Ok(e) = events.try_recv() {
         let json = serde_json::to_string(&e).unwrap();
-        assert!(!json.contains("do-not-log"), "events carry no raw input: {json}");
+        assert!(
+            !json.contains("do-not-log"),
+            "events carry no raw input: {json}"
+        );
         assert!(!format!("{e:?}").contains("do-not-log"));
-        if let Event::CallFinished { status, duration, .. } = &e {
+        if let Event::CallFinished {
+            status, duration, ..
+        } = &e
+        {
             assert_eq!(*status, "ok");
             assert!(*duration < Duration::from_secs(5));
         }
         kinds.push(e.kind());
     }
-    assert_eq!(kinds, ["tool_registered", "manifest_changed", "call_started", "call_finished"]);
+    assert_eq!(
+        kinds,
+        [
+            "tool_registered",
+            "manifest_changed",
+            "call_started",
+            "call_finished"
+        ]
+    );
 }
 
 #[tokio::test]
 async fn tool_context_gives_caller_name_state_and_progress() {
-    let tm = Toolmark::builder().state(String::from("app state")).build().unwrap();
+    let tm = Toolmark::builder()
+        .state(String::from("app state"))
+        .build()
+        .unwrap();
     tm.scope("ctx")
         .register(
             ToolSpec::new("probe", "Reads its context")
@@ -282,7 +372,8 @@ async fn tool_context_gives_caller_name_state_and_progress() {
         .call(
             "ctx.probe",
             json!({"x": "hidden"}),
-            CallOptions::new(Caller::Tour).on_progress(move |p| s.lock().unwrap().push((p.done, p.total))),
+            CallOptions::new(Caller::Tour)
+                .on_progress(move |p| s.lock().unwrap().push((p.done, p.total))),
         )
         .await;
     assert_eq!(

@@ -44,7 +44,12 @@ async fn calls_in_one_scope_run_serially_in_arrival_order() {
     for i in 0..5 {
         let tm = tm.clone();
         handles.push(tokio::spawn(async move {
-            tm.call("s.work", json!({"id": i.to_string(), "secs": 5 - i}), as_inapp()).await
+            tm.call(
+                "s.work",
+                json!({"id": i.to_string(), "secs": 5 - i}),
+                as_inapp(),
+            )
+            .await
         }));
         tokio::task::yield_now().await;
     }
@@ -83,15 +88,23 @@ async fn a_call_waiting_in_one_scope_never_delays_another_scope() {
     tm.scope("free").register(add("add")).unwrap();
     let first = tokio::spawn({
         let tm = tm.clone();
-        async move { tm.call("busy.work", json!({"id": "1", "secs": 100}), as_inapp()).await }
+        async move {
+            tm.call("busy.work", json!({"id": "1", "secs": 100}), as_inapp())
+                .await
+        }
     });
     let second = tokio::spawn({
         let tm = tm.clone();
-        async move { tm.call("busy.work", json!({"id": "2", "secs": 100}), as_inapp()).await }
+        async move {
+            tm.call("busy.work", json!({"id": "2", "secs": 100}), as_inapp())
+                .await
+        }
     });
     tokio::task::yield_now().await;
     let t0 = Instant::now();
-    let out = tm.call("free.add", json!({"a": 1, "b": 2}), as_inapp()).await;
+    let out = tm
+        .call("free.add", json!({"a": 1, "b": 2}), as_inapp())
+        .await;
     assert_eq!(ok(&out), &json!(3));
     assert_eq!(t0.elapsed(), Duration::ZERO);
     assert!(!first.is_finished() && !second.is_finished());
@@ -101,11 +114,17 @@ async fn a_call_waiting_in_one_scope_never_delays_another_scope() {
 
 #[tokio::test(start_paused = true)]
 async fn a_run_without_signal_is_aborted_after_call_timeout() {
-    let tm = Toolmark::builder().call_timeout(Duration::from_secs(120)).build().unwrap();
+    let tm = Toolmark::builder()
+        .call_timeout(Duration::from_secs(120))
+        .build()
+        .unwrap();
     let log = Log::default();
-    tm.register(sleeper("slow", &log), Default::default()).unwrap();
+    tm.register(sleeper("slow", &log), Default::default())
+        .unwrap();
     let t0 = Instant::now();
-    let out = tm.call("slow", json!({"id": "x", "secs": 1000}), as_inapp()).await;
+    let out = tm
+        .call("slow", json!({"id": "x", "secs": 1000}), as_inapp())
+        .await;
     assert_eq!(code(&out), Some(RefusalCode::Cancelled));
     // The tool did not honour the signal but its sleep is dropped at abandonment:
     // cancelled at 120 s, abandoned after the 5 s grace.
@@ -115,7 +134,10 @@ async fn a_run_without_signal_is_aborted_after_call_timeout() {
 
 #[tokio::test(start_paused = true)]
 async fn a_tool_that_honours_its_signal_ends_at_the_deadline() {
-    let tm = Toolmark::builder().call_timeout(Duration::from_secs(30)).build().unwrap();
+    let tm = Toolmark::builder()
+        .call_timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
     let stopped = Arc::new(AtomicUsize::new(0));
     let s = stopped.clone();
     tm.register(
@@ -160,7 +182,10 @@ async fn a_hung_tool_is_abandoned_after_the_grace_and_its_queue_slot_released() 
     let out = tm.call("s.add", json!({"a": 2, "b": 2}), as_inapp()).await;
     assert_eq!(ok(&out), &json!(4));
     assert_eq!(t0.elapsed(), Duration::from_secs(13));
-    assert_eq!(code(&hung_call.await.unwrap()), Some(RefusalCode::Cancelled));
+    assert_eq!(
+        code(&hung_call.await.unwrap()),
+        Some(RefusalCode::Cancelled)
+    );
     let mut abandoned = false;
     while let Ok(e) = events.try_recv() {
         abandoned |= e.kind() == "tool_abandoned";
@@ -170,7 +195,10 @@ async fn a_hung_tool_is_abandoned_after_the_grace_and_its_queue_slot_released() 
 
 #[tokio::test(start_paused = true)]
 async fn abandonment_applies_with_a_caller_signal_too() {
-    let tm = Toolmark::builder().abort_grace(Duration::from_secs(2)).build().unwrap();
+    let tm = Toolmark::builder()
+        .abort_grace(Duration::from_secs(2))
+        .build()
+        .unwrap();
     tm.register(hung("hang"), Default::default()).unwrap();
     let token = CancellationToken::new();
     let t = token.clone();
@@ -180,7 +208,11 @@ async fn abandonment_applies_with_a_caller_signal_too() {
     });
     let t0 = Instant::now();
     let out = tm
-        .call("hang", empty(), CallOptions::new(Caller::InApp).signal(token))
+        .call(
+            "hang",
+            empty(),
+            CallOptions::new(Caller::InApp).signal(token),
+        )
         .await;
     assert_eq!(code(&out), Some(RefusalCode::Cancelled));
     assert_eq!(t0.elapsed(), Duration::from_secs(9));
@@ -188,13 +220,21 @@ async fn abandonment_applies_with_a_caller_signal_too() {
 
 #[tokio::test(start_paused = true)]
 async fn a_caller_that_passes_a_signal_owns_the_deadline() {
-    let tm = Toolmark::builder().call_timeout(Duration::from_secs(10)).build().unwrap();
+    let tm = Toolmark::builder()
+        .call_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
     let log = Log::default();
-    tm.register(sleeper("slow", &log), Default::default()).unwrap();
+    tm.register(sleeper("slow", &log), Default::default())
+        .unwrap();
     let token = CancellationToken::new();
     let t0 = Instant::now();
     let out = tm
-        .call("slow", json!({"id": "a", "secs": 300}), CallOptions::new(Caller::Mcp).signal(token))
+        .call(
+            "slow",
+            json!({"id": "a", "secs": 300}),
+            CallOptions::new(Caller::Mcp).signal(token),
+        )
         .await;
     assert_eq!(ok(&out), &json!("a"), "no call_timeout applies");
     assert_eq!(t0.elapsed(), Duration::from_secs(300));
@@ -218,7 +258,13 @@ async fn cancelling_the_caller_signal_aborts_the_run() {
         t.cancel();
     });
     let t0 = Instant::now();
-    let out = tm.call("wait", empty(), CallOptions::new(Caller::InApp).signal(token)).await;
+    let out = tm
+        .call(
+            "wait",
+            empty(),
+            CallOptions::new(Caller::InApp).signal(token),
+        )
+        .await;
     assert_eq!(code(&out), Some(RefusalCode::Cancelled));
     assert_eq!(t0.elapsed(), Duration::from_secs(4));
 }
@@ -227,10 +273,14 @@ async fn cancelling_the_caller_signal_aborts_the_run() {
 async fn a_queued_call_whose_caller_cancels_never_runs() {
     let tm = tm();
     let log = Log::default();
-    tm.register(sleeper("work", &log), Default::default()).unwrap();
+    tm.register(sleeper("work", &log), Default::default())
+        .unwrap();
     let first = tokio::spawn({
         let tm = tm.clone();
-        async move { tm.call("work", json!({"id": "1", "secs": 10}), as_inapp()).await }
+        async move {
+            tm.call("work", json!({"id": "1", "secs": 10}), as_inapp())
+                .await
+        }
     });
     tokio::task::yield_now().await;
     let token = CancellationToken::new();
@@ -238,8 +288,12 @@ async fn a_queued_call_whose_caller_cancels_never_runs() {
         let tm = tm.clone();
         let token = token.clone();
         async move {
-            tm.call("work", json!({"id": "2", "secs": 1}), CallOptions::new(Caller::InApp).signal(token))
-                .await
+            tm.call(
+                "work",
+                json!({"id": "2", "secs": 1}),
+                CallOptions::new(Caller::InApp).signal(token),
+            )
+            .await
         }
     });
     tokio::task::yield_now().await;
@@ -251,26 +305,38 @@ async fn a_queued_call_whose_caller_cancels_never_runs() {
 
 #[tokio::test(start_paused = true)]
 async fn a_tools_own_timeout_replaces_call_timeout() {
-    let tm = Toolmark::builder().call_timeout(Duration::from_secs(100)).build().unwrap();
-    let log = Log::default();
-    tm.register(sleeper("quick", &log).timeout(Duration::from_secs(2)), Default::default())
+    let tm = Toolmark::builder()
+        .call_timeout(Duration::from_secs(100))
+        .build()
         .unwrap();
+    let log = Log::default();
+    tm.register(
+        sleeper("quick", &log).timeout(Duration::from_secs(2)),
+        Default::default(),
+    )
+    .unwrap();
     let t0 = Instant::now();
     let out = tm.call("quick", json!({"secs": 50}), as_inapp()).await;
     assert_eq!(code(&out), Some(RefusalCode::Cancelled));
-    assert_eq!(t0.elapsed(), Duration::from_secs(7), "2 s deadline + 5 s grace");
+    assert_eq!(
+        t0.elapsed(),
+        Duration::from_secs(7),
+        "2 s deadline + 5 s grace"
+    );
 }
 
 #[tokio::test]
 async fn a_panicking_tool_yields_error_and_the_next_call_runs() {
     let tm = tm();
     let s = tm.scope("s");
-    s.register(ToolSpec::new("boom", "Panics").handler(|_ctx, _| async move {
-        if true {
-            panic!("kaboom");
-        }
-        Ok(json!(null))
-    }))
+    s.register(
+        ToolSpec::new("boom", "Panics").handler(|_ctx, _| async move {
+            if true {
+                panic!("kaboom");
+            }
+            Ok(json!(null))
+        }),
+    )
     .unwrap();
     s.register(add("add")).unwrap();
     let out = tm.call("s.boom", empty(), as_inapp()).await;
@@ -280,7 +346,10 @@ async fn a_panicking_tool_yields_error_and_the_next_call_runs() {
     let out = tm.call("s.add", json!({"a": 1, "b": 1}), as_inapp()).await;
     assert_eq!(ok(&out), &json!(2), "the queue is not poisoned");
     // And the panicking tool itself can be called again.
-    assert_eq!(tm.call("s.boom", empty(), as_inapp()).await.status(), "error");
+    assert_eq!(
+        tm.call("s.boom", empty(), as_inapp()).await.status(),
+        "error"
+    );
 }
 
 #[tokio::test]
@@ -305,7 +374,8 @@ async fn a_tool_error_yields_error_with_its_message() {
 async fn a_full_queue_refuses_busy() {
     let tm = Toolmark::builder().queue_bound(1).build().unwrap();
     let log = Log::default();
-    tm.register(sleeper("work", &log), Default::default()).unwrap();
+    tm.register(sleeper("work", &log), Default::default())
+        .unwrap();
     let running = tokio::spawn({
         let tm = tm.clone();
         async move { tm.call("work", json!({"secs": 10}), as_inapp()).await }
@@ -330,16 +400,25 @@ async fn disposal_refuses_queued_calls_and_aborts_running_ones() {
     s.register(sleeper("work", &log)).unwrap();
     let running = tokio::spawn({
         let tm = tm.clone();
-        async move { tm.call("s.work", json!({"id": "1", "secs": 60}), as_inapp()).await }
+        async move {
+            tm.call("s.work", json!({"id": "1", "secs": 60}), as_inapp())
+                .await
+        }
     });
     tokio::task::yield_now().await;
     let queued = tokio::spawn({
         let tm = tm.clone();
-        async move { tm.call("s.work", json!({"id": "2", "secs": 60}), as_inapp()).await }
+        async move {
+            tm.call("s.work", json!({"id": "2", "secs": 60}), as_inapp())
+                .await
+        }
     });
     tokio::task::yield_now().await;
     s.dispose();
-    assert_eq!(code(&queued.await.unwrap()), Some(RefusalCode::ScopeDisposed));
+    assert_eq!(
+        code(&queued.await.unwrap()),
+        Some(RefusalCode::ScopeDisposed)
+    );
     assert_eq!(code(&running.await.unwrap()), Some(RefusalCode::Cancelled));
     assert_eq!(log.get(), ["start 1"]);
 }
@@ -348,7 +427,8 @@ async fn disposal_refuses_queued_calls_and_aborts_running_ones() {
 async fn shutdown_aborts_running_calls_and_refuses_new_ones() {
     let tm = tm();
     let log = Log::default();
-    tm.register(sleeper("work", &log), Default::default()).unwrap();
+    tm.register(sleeper("work", &log), Default::default())
+        .unwrap();
     let running = tokio::spawn({
         let tm = tm.clone();
         async move { tm.call("work", json!({"secs": 60}), as_inapp()).await }
@@ -356,6 +436,9 @@ async fn shutdown_aborts_running_calls_and_refuses_new_ones() {
     tokio::task::yield_now().await;
     tm.shutdown();
     assert_eq!(code(&running.await.unwrap()), Some(RefusalCode::Cancelled));
-    assert_eq!(code(&tm.call("work", json!({}), as_inapp()).await), Some(RefusalCode::Cancelled));
+    assert_eq!(
+        code(&tm.call("work", json!({}), as_inapp()).await),
+        Some(RefusalCode::Cancelled)
+    );
     assert!(tm.is_shut_down());
 }

@@ -1,7 +1,7 @@
 //! Every rule of seeds/scopes.txt.
 
 use serde_json::json;
-use toolmark::{Caller, RegisterOptions, RefusalCode, ScopeOptions};
+use toolmark::{Caller, RefusalCode, RegisterOptions, ScopeOptions};
 
 use crate::common::*;
 
@@ -10,14 +10,22 @@ async fn scope_path_prefixes_the_names_of_its_tools() {
     let tm = tm();
     let challenges = tm.scope("challenges");
     let create = challenges.scope("create");
-    tm.register(echo("fill"), RegisterOptions { scope: Some(create.clone()) })
-        .unwrap();
+    tm.register(
+        echo("fill"),
+        RegisterOptions {
+            scope: Some(create.clone()),
+        },
+    )
+    .unwrap();
     assert_eq!(names(&tm, Caller::InApp), ["challenges.create.fill"]);
     let out = tm
         .call("challenges.create.fill", json!({"x": 1}), as_inapp())
         .await;
     assert_eq!(ok(&out), &json!({"x": 1}));
-    assert_eq!(code(&tm.call("fill", empty(), as_inapp()).await), Some(RefusalCode::UnknownTool));
+    assert_eq!(
+        code(&tm.call("fill", empty(), as_inapp()).await),
+        Some(RefusalCode::UnknownTool)
+    );
 }
 
 #[test]
@@ -36,8 +44,20 @@ fn nesting_is_only_through_scope_scope() {
 #[test]
 fn getting_an_existing_scope_returns_it_unchanged() {
     let tm = tm();
-    let first = tm.scope_with("tabs", ScopeOptions { when: false, ..Default::default() });
-    let again = tm.scope_with("tabs", ScopeOptions { when: true, transparent: true });
+    let first = tm.scope_with(
+        "tabs",
+        ScopeOptions {
+            when: false,
+            ..Default::default()
+        },
+    );
+    let again = tm.scope_with(
+        "tabs",
+        ScopeOptions {
+            when: true,
+            transparent: true,
+        },
+    );
     assert!(first.same_scope(&again));
     assert!(!again.when(), "options apply at creation only");
     assert!(!again.is_transparent());
@@ -47,7 +67,13 @@ fn getting_an_existing_scope_returns_it_unchanged() {
 async fn when_false_hides_a_scopes_tools_and_its_descendants() {
     let tm = tm();
     let challenges = tm.scope("challenges");
-    let create = challenges.scope_with("create", ScopeOptions { when: false, ..Default::default() });
+    let create = challenges.scope_with(
+        "create",
+        ScopeOptions {
+            when: false,
+            ..Default::default()
+        },
+    );
     create.register(echo("fill")).unwrap();
     challenges.register(echo("list")).unwrap();
     assert_eq!(names(&tm, Caller::InApp), ["challenges.list"]);
@@ -55,8 +81,14 @@ async fn when_false_hides_a_scopes_tools_and_its_descendants() {
     assert_eq!(code(&out), Some(RefusalCode::UnknownTool));
 
     create.set_when(true);
-    assert_eq!(names(&tm, Caller::InApp), ["challenges.create.fill", "challenges.list"]);
-    assert!(tm.call("challenges.create.fill", empty(), as_inapp()).await.is_ok());
+    assert_eq!(
+        names(&tm, Caller::InApp),
+        ["challenges.create.fill", "challenges.list"]
+    );
+    assert!(tm
+        .call("challenges.create.fill", empty(), as_inapp())
+        .await
+        .is_ok());
 
     // Hiding the parent hides the descendants too.
     challenges.set_when(false);
@@ -71,9 +103,21 @@ async fn when_false_hides_a_scopes_tools_and_its_descendants() {
 #[tokio::test]
 async fn transparent_scopes_add_no_name_segment() {
     let tm = tm();
-    let server = tm.scope_with("server", ScopeOptions { transparent: true, ..Default::default() });
+    let server = tm.scope_with(
+        "server",
+        ScopeOptions {
+            transparent: true,
+            ..Default::default()
+        },
+    );
     server.register(echo("remote_tool")).unwrap();
-    let nested = tm.scope("app").scope_with("plugins", ScopeOptions { transparent: true, ..Default::default() });
+    let nested = tm.scope("app").scope_with(
+        "plugins",
+        ScopeOptions {
+            transparent: true,
+            ..Default::default()
+        },
+    );
     nested.register(echo("p")).unwrap();
     assert_eq!(names(&tm, Caller::InApp), ["app.p", "remote_tool"]);
     assert!(tm.call("remote_tool", empty(), as_inapp()).await.is_ok());
@@ -83,7 +127,10 @@ async fn transparent_scopes_add_no_name_segment() {
     server.set_when(true);
     server.dispose();
     assert_eq!(names(&tm, Caller::InApp), ["app.p"]);
-    assert_eq!(code(&tm.call("remote_tool", empty(), as_inapp()).await), Some(RefusalCode::UnknownTool));
+    assert_eq!(
+        code(&tm.call("remote_tool", empty(), as_inapp()).await),
+        Some(RefusalCode::UnknownTool)
+    );
 }
 
 #[tokio::test]
@@ -93,7 +140,8 @@ async fn disposal_unregisters_the_scope_and_its_descendants() {
     let create = challenges.scope("create");
     create.register(echo("fill")).unwrap();
     challenges.register(echo("list")).unwrap();
-    tm.register(echo("other"), RegisterOptions::default()).unwrap();
+    tm.register(echo("other"), RegisterOptions::default())
+        .unwrap();
     challenges.dispose();
     assert_eq!(names(&tm, Caller::InApp), ["other"]);
     assert!(create.is_disposed());
@@ -105,7 +153,10 @@ async fn disposal_unregisters_the_scope_and_its_descendants() {
     let fresh = tm.scope("challenges");
     assert!(!fresh.same_scope(&challenges));
     fresh.scope("create").register(echo("fill")).unwrap();
-    assert!(tm.call("challenges.create.fill", empty(), as_inapp()).await.is_ok());
+    assert!(tm
+        .call("challenges.create.fill", empty(), as_inapp())
+        .await
+        .is_ok());
 }
 
 #[test]

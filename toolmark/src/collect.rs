@@ -72,6 +72,9 @@ impl Toolmark {
 
     /// Every collected `#[tool]` fn in the binary (registered or not).
     pub fn collected() -> Vec<Collected> {
-        inventory::iter::<ToolRecord>.into_iter().map(view).collect()
+        inventory::iter::<ToolRecord>
+            .into_iter()
+            .map(view)
+            .collect()
     }
 }

@@ -87,7 +87,6 @@ impl Deadline {
         }
     }
 
-
     /// Resolves when the deadline has passed (never, if there is none).
     pub(crate) async fn expired(&self) {
         loop {
@@ -201,7 +200,10 @@ impl Signal {
 
     pub(crate) fn is_cancelled(&self) -> bool {
         let s = lock(&self.state);
-        s.aborted || s.parent.as_ref().is_some_and(CancellationToken::is_cancelled)
+        s.aborted
+            || s.parent
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled)
     }
 }
 

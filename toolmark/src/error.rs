@@ -176,7 +176,9 @@ pub struct CollectError {
 impl CollectError {
     /// The stable code of the first error.
     pub fn code(&self) -> &'static str {
-        self.errors.first().map_or("invalid_spec", RegisterError::code)
+        self.errors
+            .first()
+            .map_or("invalid_spec", RegisterError::code)
     }
 }
 

@@ -31,7 +31,11 @@ fn millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 ///
 /// JSON: `{"type":"call_finished","tool":"…","caller":"inapp","status":"ok","durationMs":0.8}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 #[non_exhaustive]
 pub enum Event {
     /// A tool was registered.
@@ -190,7 +194,11 @@ impl Event {
 ///
 /// JSON: `{"type":"confirmed","confirmId":"…","tool":"…","outcome":{…}}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 #[non_exhaustive]
 pub enum BridgeMessage {
     /// The confirmation was resolved: approved (the outcome of the run as caller

@@ -40,6 +40,7 @@
 //!
 //! Module map: [`scope`] (§5), [`confirm`](crate::ConfirmQueue) (§7),
 //! [`clock`], [`event`] (§9), [`testing`].
+//! Forms, wizards and undo (§8): [`form`], [`wizard`].
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
@@ -52,6 +53,7 @@ mod confirm;
 mod context;
 mod error;
 pub mod event;
+pub mod form;
 mod gate;
 mod input;
 mod outcome;
@@ -63,6 +65,7 @@ pub mod testing;
 mod tool;
 mod toolmark;
 mod undo;
+pub mod wizard;
 
 #[doc(hidden)]
 pub mod __private {
@@ -80,11 +83,13 @@ pub use crate::confirm::{
 pub use crate::context::{Progress, State, ToolContext};
 pub use crate::error::{CollectError, ConfigError, RegisterError};
 pub use crate::event::{Bridge, BridgeMessage, Event, Events};
+pub use crate::form::{Form, FormOptions, OnSubmit};
 pub use crate::input::NoInput;
 pub use crate::outcome::{Issue, NeedsConfirmation, Outcome, Refusal, RefusalCode, ToolError};
 pub use crate::scope::{Scope, ScopeGuard, ScopeOptions};
 pub use crate::tool::{Decoded, Effect, StateNeed, ToolAnnotations, ToolInfo, ToolSpec};
 pub use crate::toolmark::{RegisterOptions, Toolmark, ToolmarkBuilder};
+pub use crate::wizard::{StepOptions, Wizard, WizardValues};
 /// Turns a fn into a tool: `#[tool(...)]` generates its input schema, its table of
 /// sensitive paths and its registration, collected by
 /// [`Toolmark::register_collected`].

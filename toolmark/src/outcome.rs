@@ -281,7 +281,6 @@ impl Outcome {
             _ => None,
         }
     }
-
 }
 
 impl From<Refusal> for Outcome {

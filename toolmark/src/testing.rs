@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallShared, Deadline, Signal};
-use crate::{Caller, Decision, Toolmark, ToolmarkBuilder, ToolContext};
+use crate::{Caller, Decision, ToolContext, Toolmark, ToolmarkBuilder};
 
 /// A toolmark for tests: the production confirmation modes (inapp deferred, test
 /// inline, …) plus an inline confirm handler that approves every request.

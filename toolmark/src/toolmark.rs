@@ -123,9 +123,10 @@ impl ToolmarkBuilder {
     /// App state for `State<T>` extractors and [`ToolContext::state`](crate::ToolContext::state).
     /// One value per type; call again for other types.
     pub fn state<T: Send + Sync + 'static>(mut self, state: T) -> Self {
-        self.config
-            .states
-            .insert(TypeId::of::<T>(), Arc::new(state) as Arc<dyn Any + Send + Sync>);
+        self.config.states.insert(
+            TypeId::of::<T>(),
+            Arc::new(state) as Arc<dyn Any + Send + Sync>,
+        );
         self
     }
 
@@ -412,9 +413,7 @@ impl Toolmark {
 }
 
 impl Inner {
-    pub(crate) fn read_registry(
-        &self,
-    ) -> std::sync::RwLockReadGuard<'_, Registry> {
+    pub(crate) fn read_registry(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
         self.registry.read().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -526,7 +525,8 @@ impl Inner {
             return Err(CollectError { errors });
         }
         let n = entries.len();
-        self.insert(entries).map_err(|errors| CollectError { errors })?;
+        self.insert(entries)
+            .map_err(|errors| CollectError { errors })?;
         Ok(n)
     }
 
@@ -662,10 +662,12 @@ impl Inner {
     pub(crate) fn drop_pending(&self, p: Pending, reason: DropReason) {
         let tool = p.entry.name.to_string();
         match reason {
-            DropReason::Expired | DropReason::Shutdown => self.emit(|| Event::ConfirmationExpired {
-                confirm_id: p.id.clone(),
-                tool: tool.clone(),
-            }),
+            DropReason::Expired | DropReason::Shutdown => {
+                self.emit(|| Event::ConfirmationExpired {
+                    confirm_id: p.id.clone(),
+                    tool: tool.clone(),
+                })
+            }
             DropReason::ScopeDisposed | DropReason::Cancelled => {
                 self.emit(|| Event::ConfirmationDropped {
                     confirm_id: p.id.clone(),

@@ -192,7 +192,10 @@ impl Toolmark {
             stale,
         } = &mut p.kind
         else {
-            return Outcome::refused(RefusalCode::ConfirmationExpired, "Not a deferred confirmation");
+            return Outcome::refused(
+                RefusalCode::ConfirmationExpired,
+                "Not a deferred confirmation",
+            );
         };
         if let Some(check) = stale.as_ref() {
             if let Err(refusal) = check() {
@@ -228,9 +231,7 @@ impl Toolmark {
         };
         drop(p);
         resolved(inner, confirm_id, &entry, &decision, edited);
-        let outcome = inner
-            .call_as_human(&entry, run_input, run_decoded)
-            .await;
+        let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
         bridge(&outcome);
         outcome
     }
@@ -239,7 +240,12 @@ impl Toolmark {
 impl Inner {
     /// The run an approval starts: caller human, no signal (so the no-signal
     /// deadline applies).
-    async fn call_as_human(self: &Arc<Self>, entry: &Arc<ToolEntry>, input: Value, decoded: Decoded) -> Outcome {
+    async fn call_as_human(
+        self: &Arc<Self>,
+        entry: &Arc<ToolEntry>,
+        input: Value,
+        decoded: Decoded,
+    ) -> Outcome {
         let started = self.wants_events().then(tokio::time::Instant::now);
         let outcome = self
             .execute(entry, Caller::Human, None, None, input, decoded)
@@ -276,7 +282,10 @@ pub(crate) async fn inline_confirm(
     signal: Option<&CancellationToken>,
 ) -> Result<(Value, Decoded), Outcome> {
     let Some(handler) = inner.config.confirm_handler.clone() else {
-        return Err(Outcome::refused(RefusalCode::NotAllowed, "No confirm handler"));
+        return Err(Outcome::refused(
+            RefusalCode::NotAllowed,
+            "No confirm handler",
+        ));
     };
     let matcher = entry.matcher();
     let redacted = matcher.redact(&input);
@@ -362,7 +371,10 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
     let (Some(inner), Some(entry)) = (&call.inner, &call.entry) else {
         return ConfirmResult::denied("confirmation_unavailable");
     };
-    let handler = match (&inner.config.confirm_handler, inner.config.mode(call.caller)) {
+    let handler = match (
+        &inner.config.confirm_handler,
+        inner.config.mode(call.caller),
+    ) {
         (Some(h), ConfirmMode::Inline) => Arc::clone(h),
         _ => {
             inner.emit(|| Event::CtxConfirmUnavailable {
@@ -422,7 +434,12 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
     }
     if !decision.approved {
         resolved(inner, &opened.id, entry, &decision, Vec::new());
-        return ConfirmResult::denied(decision.reason.clone().unwrap_or_else(|| "rejected".to_owned()));
+        return ConfirmResult::denied(
+            decision
+                .reason
+                .clone()
+                .unwrap_or_else(|| "rejected".to_owned()),
+        );
     }
     match decision.input.clone() {
         None => {

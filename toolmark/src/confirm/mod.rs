@@ -23,8 +23,8 @@ mod flow;
 mod queue;
 pub(crate) mod store;
 
-pub use queue::{ConfirmQueue, QueueHandler};
 pub(crate) use flow::{ctx_confirm, defer, inline_confirm};
+pub use queue::{ConfirmQueue, QueueHandler};
 
 use std::fmt;
 use std::future::Future;

@@ -127,7 +127,6 @@ impl PendingStore {
         self.map.contains_key(id)
     }
 
-
     /// Take out every confirmation that has expired at `now`.
     pub(crate) fn take_expired(&mut self, now: SystemTime) -> Vec<Pending> {
         let ids: Vec<String> = self
