@@ -51,10 +51,10 @@ pub(crate) fn pay(seen: &Arc<Mutex<Vec<Value>>>) -> ToolSpec {
 pub(crate) fn input() -> Value {
     json!({
         "title": "Robotics",
-        "pin": "9876",
+        "pin": "pin-9876",
         "cards": [
-            {"number": "4242", "cvc": "111"},
-            {"number": "5555", "cvc": "222"}
+            {"number": "4242", "cvc": "cvc-111"},
+            {"number": "5555", "cvc": "cvc-222"}
         ]
     })
 }

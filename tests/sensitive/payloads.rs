@@ -11,7 +11,7 @@ use toolmark::{
 use crate::*;
 
 fn assert_no_secret(text: &str) {
-    for secret in ["9876", "111", "222"] {
+    for secret in ["pin-9876", "cvc-111", "cvc-222"] {
         assert!(!text.contains(secret), "secret {secret} leaked in: {text}");
     }
 }
@@ -299,9 +299,9 @@ async fn tool_errors_and_panics_are_scrubbed_of_the_calls_secrets() {
     tm.register(spec("err", false), Default::default()).unwrap();
     tm.register(spec("boom", true), Default::default()).unwrap();
     for name in ["err", "boom"] {
-        let out = tm.call(name, json!({"pin": "9876"}), inapp()).await;
+        let out = tm.call(name, json!({"pin": "pin-9876"}), inapp()).await;
         let text = json_of(&out);
-        assert!(!text.contains("9876"), "{text}");
+        assert!(!text.contains("pin-9876"), "{text}");
         assert!(text.contains(REDACTED), "{text}");
     }
 }

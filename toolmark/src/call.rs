@@ -21,7 +21,7 @@ use futures_util::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{CallShared, Deadline, Progress, ProgressFn, Signal};
+use crate::context::{CallShared, Deadline, Origin, Progress, ProgressFn, Signal};
 use crate::event::Event;
 use crate::gate::GatePermit;
 use crate::input::{check_limits, json_type};
@@ -168,7 +168,7 @@ impl Inner {
                 match confirmed {
                     // 5–7. enqueue, run, outcome
                     Ok((input, decoded)) => {
-                        self.execute(&entry, caller, opts.signal, opts.progress, input, decoded)
+                        self.execute(entry, caller, opts.signal, opts.progress, input, decoded)
                             .await
                     }
                     Err(outcome) => outcome,
@@ -327,33 +327,33 @@ impl Inner {
     /// Steps 5–7 for a validated (and, if needed, confirmed) call.
     pub(crate) async fn execute(
         self: &Arc<Self>,
-        entry: &Arc<ToolEntry>,
+        entry: Arc<ToolEntry>,
         caller: Caller,
         signal: Option<CancellationToken>,
         progress: Option<ProgressFn>,
         input: Value,
         decoded: Decoded,
     ) -> Outcome {
-        let node = &entry.scope;
-        let _permit = match self.acquire(node, signal.as_ref()).await {
-            Ok(p) => p,
-            Err(r) => return r.into(),
-        };
         let limit = match signal {
             Some(_) => None,
             None => Some(entry.timeout.unwrap_or(self.config.call_timeout)),
         };
         let shared = Arc::new(CallShared {
             caller,
-            tool: Arc::clone(&entry.name),
             signal: Signal::new(signal.clone()),
-            inner: Some(Arc::clone(self)),
-            entry: Some(Arc::clone(entry)),
             input,
             deadline: Deadline::new(limit),
             progress,
-            test_states: None,
+            origin: Origin::Tool(entry),
         });
+        let Some(entry) = shared.entry() else {
+            return Outcome::refused(RefusalCode::Cancelled, "internal: a call without a tool");
+        };
+        let node = &entry.scope;
+        let _permit = match self.acquire(node, signal.as_ref()).await {
+            Ok(p) => p,
+            Err(r) => return r.into(),
+        };
         self.emit(|| Event::CallStarted {
             tool: entry.name.to_string(),
             caller,
@@ -430,7 +430,7 @@ impl Inner {
             _ = &mut fut => {}
             () = tokio::time::sleep(self.config.abort_grace) => {
                 self.emit(|| Event::ToolAbandoned {
-                    tool: shared.tool.to_string(),
+                    tool: shared.tool().to_owned(),
                     caller: shared.caller,
                 });
             }

@@ -207,19 +207,53 @@ impl Signal {
     }
 }
 
+/// Where a run comes from: what its context can reach.
+pub(crate) enum Origin {
+    /// A tool call: the entry names the tool and leads to the toolmark (weakly,
+    /// so a call takes no extra reference count on it).
+    Tool(Arc<ToolEntry>),
+    /// An undo restorer.
+    Undo { inner: Arc<Inner>, tool: Arc<str> },
+    /// A context made by `toolmark::testing`.
+    Test {
+        tool: Arc<str>,
+        states: crate::testing::TestStates,
+    },
+}
+
 /// Shared by a call's context clones.
 pub(crate) struct CallShared {
     pub(crate) caller: Caller,
-    pub(crate) tool: Arc<str>,
+    pub(crate) origin: Origin,
     pub(crate) signal: Signal,
-    pub(crate) inner: Option<Arc<Inner>>,
-    pub(crate) entry: Option<Arc<ToolEntry>>,
     /// The real input (for `ctx.confirm` requests, where it is redacted).
     pub(crate) input: Value,
     pub(crate) deadline: Deadline,
     pub(crate) progress: Option<ProgressFn>,
-    /// States for contexts made by `toolmark::testing`.
-    pub(crate) test_states: Option<Arc<crate::testing::TestStates>>,
+}
+
+impl CallShared {
+    pub(crate) fn tool(&self) -> &str {
+        match &self.origin {
+            Origin::Tool(entry) => &entry.name,
+            Origin::Undo { tool, .. } | Origin::Test { tool, .. } => tool,
+        }
+    }
+
+    pub(crate) fn entry(&self) -> Option<&Arc<ToolEntry>> {
+        match &self.origin {
+            Origin::Tool(entry) => Some(entry),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn inner(&self) -> Option<Arc<Inner>> {
+        match &self.origin {
+            Origin::Tool(entry) => entry.inner.upgrade(),
+            Origin::Undo { inner, .. } => Some(Arc::clone(inner)),
+            Origin::Test { .. } => None,
+        }
+    }
 }
 
 /// What a running tool gets: who called, the cancellation signal, confirmation,
@@ -233,7 +267,7 @@ impl fmt::Debug for ToolContext {
     /// Never prints the input.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
-            .field("tool", &self.call.tool)
+            .field("tool", &self.call.tool())
             .field("caller", &self.call.caller)
             .field("cancelled", &self.call.signal.is_cancelled())
             .finish_non_exhaustive()
@@ -248,7 +282,7 @@ impl ToolContext {
 
     /// The tool's full name.
     pub fn tool_name(&self) -> &str {
-        &self.call.tool
+        self.call.tool()
     }
 
     /// Cancelled when the run is aborted (deadline, the caller's signal, disposal,
@@ -265,10 +299,10 @@ impl ToolContext {
 
     /// App state given to the builder with `.state(value)`.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        if let Some(inner) = &self.call.inner {
-            return inner.state::<T>();
+        match &self.call.origin {
+            Origin::Test { states, .. } => states.get::<T>(),
+            _ => self.call.inner().and_then(|inner| inner.state::<T>()),
         }
-        self.call.test_states.as_ref().and_then(|s| s.get::<T>())
     }
 
     /// Report progress (`done` of `total` units) to the caller, if it listens.
@@ -288,7 +322,7 @@ impl ToolContext {
         F: FnOnce() -> Fut + Send + 'static,
         Fut: std::future::Future<Output = Result<(), ToolError>> + Send + 'static,
     {
-        let (Some(inner), Some(entry)) = (&self.call.inner, &self.call.entry) else {
+        let (Some(inner), Some(entry)) = (self.call.inner(), self.call.entry()) else {
             return;
         };
         inner.push_undo(entry, Box::new(move || Box::pin(restorer())));

@@ -30,6 +30,8 @@ pub(crate) enum EntrySensitive {
 /// A registered tool: everything a call or a manifest read needs, computed once.
 pub(crate) struct ToolEntry {
     pub(crate) name: Arc<str>,
+    /// The toolmark it is registered in (weak: the registry holds the entry).
+    pub(crate) inner: std::sync::Weak<crate::toolmark::Inner>,
     pub(crate) scope: Arc<ScopeNode>,
     pub(crate) effect: Effect,
     pub(crate) callers: CallerSet,
@@ -136,6 +138,7 @@ pub(crate) fn prepare(
     spec: ToolSpec,
     node: &Arc<ScopeNode>,
     config: &Config,
+    inner: &std::sync::Weak<crate::toolmark::Inner>,
 ) -> Result<ToolEntry, RegisterError> {
     if let Some(reason) = &node.invalid_name {
         return Err(RegisterError::InvalidName {
@@ -320,6 +323,7 @@ pub(crate) fn prepare(
 
     Ok(ToolEntry {
         name: Arc::from(full),
+        inner: inner.clone(),
         scope: Arc::clone(node),
         effect: spec.effect,
         callers: spec.callers,

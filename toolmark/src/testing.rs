@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{CallShared, Deadline, Signal};
+use crate::context::{CallShared, Deadline, Origin, Signal};
 use crate::{Caller, Decision, ToolContext, Toolmark, ToolmarkBuilder};
 
 /// A toolmark for tests: the production confirmation modes (inapp deferred, test
@@ -120,14 +120,14 @@ impl TestContext {
         ToolContext {
             call: Arc::new(CallShared {
                 caller: self.caller,
-                tool: Arc::from(self.tool),
+                origin: Origin::Test {
+                    tool: Arc::from(self.tool),
+                    states: self.states,
+                },
                 signal: Signal::new(Some(self.signal)),
-                inner: None,
-                entry: None,
                 input: Value::Null,
                 deadline: Deadline::new(None),
                 progress: None,
-                test_states: Some(Arc::new(self.states)),
             }),
         }
     }

@@ -449,7 +449,7 @@ impl Inner {
                 scope: node.path.clone(),
             });
         }
-        let entry = prepare(spec, &node, &self.config)?;
+        let entry = prepare(spec, &node, &self.config, &Arc::downgrade(self))?;
         self.insert(vec![entry]).map_err(|mut e| e.remove(0))
     }
 
@@ -516,7 +516,7 @@ impl Inner {
                 });
                 continue;
             }
-            match prepare(spec, &scope.node, &self.config) {
+            match prepare(spec, &scope.node, &self.config, &Arc::downgrade(self)) {
                 Ok(e) => entries.push(e),
                 Err(e) => errors.push(e),
             }

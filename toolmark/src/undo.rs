@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::call::finish;
-use crate::context::{CallShared, Deadline, Restorer, Signal};
+use crate::context::{CallShared, Deadline, Origin, Restorer, Signal};
 use crate::registry::ToolEntry;
 use crate::scope::{lock, ScopeNode};
 use crate::sensitive::Matcher;
@@ -75,14 +75,14 @@ impl Inner {
         };
         let shared = CallShared {
             caller: Caller::Human,
-            tool: Arc::clone(&undo.tool),
+            origin: Origin::Undo {
+                inner: Arc::clone(self),
+                tool: Arc::clone(&undo.tool),
+            },
             signal: Signal::new(None),
-            inner: Some(Arc::clone(self)),
-            entry: None,
             input: Value::Null,
             deadline: Deadline::new(Some(self.config.call_timeout)),
             progress: None,
-            test_states: None,
         };
         let restorer = undo.restorer;
         let fut = async move { restorer().await.map(|()| Value::Null) };

@@ -248,7 +248,7 @@ impl Inner {
     ) -> Outcome {
         let started = self.wants_events().then(tokio::time::Instant::now);
         let outcome = self
-            .execute(entry, Caller::Human, None, None, input, decoded)
+            .execute(Arc::clone(entry), Caller::Human, None, None, input, decoded)
             .await;
         if let Some(started) = started {
             self.emit(|| Event::CallFinished {
@@ -368,9 +368,10 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
     if call.caller == Caller::Human {
         return ConfirmResult::approved(ask.changes);
     }
-    let (Some(inner), Some(entry)) = (&call.inner, &call.entry) else {
+    let (Some(inner), Some(entry)) = (call.inner(), call.entry()) else {
         return ConfirmResult::denied("confirmation_unavailable");
     };
+    let inner = &inner;
     let handler = match (
         &inner.config.confirm_handler,
         inner.config.mode(call.caller),
