@@ -53,13 +53,14 @@ async fn clear(board: State<Board>) -> usize {
 fn show(step: &str, outcome: &Outcome) {
     let text = match outcome {
         Outcome::Ok { output } => format!("ok → {output}"),
-        Outcome::NeedsConfirmation(n) => {
-            format!(
-                "needs confirmation: \"{}\" (id {}…)",
-                n.summary,
-                &n.confirm_id[..8]
-            )
-        }
+        Outcome::NeedsConfirmation {
+            summary,
+            confirm_id,
+            ..
+        } => format!(
+            "needs confirmation: \"{summary}\" (id {}…)",
+            &confirm_id[..8]
+        ),
         Outcome::Refused(r) => format!("refused {}: {}", r.code, r.message),
         Outcome::Error(e) => format!("error: {}", e.message),
     };

@@ -470,10 +470,10 @@ fn payment(payee: &str) -> Value {
 async fn summary_is_filled_for_a_deferred_confirmation() {
     let tm = toolmark_with("payments");
     let out = call(&tm, "payments.pay", payment("Ada"), Caller::InApp).await;
-    let Outcome::NeedsConfirmation(pending) = out else {
+    let Outcome::NeedsConfirmation { summary, .. } = out else {
         panic!("expected needs_confirmation, got {out:?}");
     };
-    assert_eq!(pending.summary, "Pay 42 to \"Ada\" (cvc [redacted])");
+    assert_eq!(summary, "Pay 42 to \"Ada\" (cvc [redacted])");
 }
 
 #[tokio::test]
@@ -631,10 +631,10 @@ async fn summary_placeholders_name_rust_fields_mapped_to_json_names() {
         Caller::InApp,
     )
     .await;
-    let Outcome::NeedsConfirmation(pending) = out else {
+    let Outcome::NeedsConfirmation { summary, .. } = out else {
         panic!("expected needs_confirmation, got {out:?}");
     };
-    assert_eq!(pending.summary, "Send to Ada ([redacted])");
+    assert_eq!(summary, "Send to Ada ([redacted])");
 }
 
 mod no_input {

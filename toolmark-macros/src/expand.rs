@@ -29,11 +29,11 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
         Input::Type(ty) => {
             let p = quote_spanned!(ty.span()=> ::toolmark::__private);
             quote_spanned! {ty.span()=>
-                const __TOOLMARK_INPUT: #p::InputFns = #p::input_fns::<#ty>();
+                const __TOOLMARK_INPUT: #p::InputFns<#ty> = #p::input_fns::<#ty>();
             }
         }
         Input::None | Input::Args(_) => quote! {
-            const __TOOLMARK_INPUT: #p::InputFns = #p::input_fns::<#input_ty>();
+            const __TOOLMARK_INPUT: #p::InputFns<#input_ty> = #p::input_fns::<#input_ty>();
         },
     };
     let error_check = match &tool.output.result {
@@ -56,6 +56,10 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
             _ => None,
         })
         .collect();
+    let uses_context = tool
+        .params
+        .iter()
+        .any(|r| matches!(r, Role::Context | Role::State(_)));
     let name = &tool.name;
     let scope = &tool.scope;
     let effect = format_ident!(
@@ -124,11 +128,13 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
                     sensitive: &[#(#sensitive),*],
                     summary: #summary,
                     timeout_ms: #timeout,
+                    uses_context: #uses_context,
                     states: __toolmark_states,
                     input_schema: __TOOLMARK_INPUT.schema,
                     output_schema: __toolmark_output_schema,
                     decode: __TOOLMARK_INPUT.decode,
                     run: __toolmark_run,
+                    prepare: __toolmark_prepare,
                     module_path: ::core::module_path!(),
                     file: ::core::file!(),
                     line: ::core::line!(),
@@ -304,10 +310,10 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
     let p = quote!(::toolmark::__private);
     let take = match &tool.input {
         Input::None => quote! {
-            let _ = #p::take::<#input_ty>(__toolmark_decoded)?;
+            let _ = __toolmark_value;
         },
         Input::Type(_) => quote! {
-            let __toolmark_input = #p::take::<#input_ty>(__toolmark_decoded)?;
+            let __toolmark_input = __toolmark_value;
         },
         Input::Args(args) => {
             let fields = args.iter().enumerate().map(|(n, a)| {
@@ -316,7 +322,7 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
                 quote!(#name: #local)
             });
             quote! {
-                let #input_ty { #(#fields),* } = #p::take::<#input_ty>(__toolmark_decoded)?;
+                let #input_ty { #(#fields),* } = __toolmark_value;
             }
         }
     };
@@ -391,6 +397,16 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
     let boxed = quote_spanned!(fn_ident.span()=> ::std::boxed::Box::pin(async move { #body }));
     quote! {
         #[allow(unused_imports)]
+        fn __toolmark_start(
+            __toolmark_ctx: #p::ToolContext,
+            __toolmark_value: #input_ty,
+        ) -> #p::BoxFuture<
+            'static,
+            ::core::result::Result<#p::serde_json::Value, #p::ToolError>,
+        > {
+            #boxed
+        }
+
         fn __toolmark_run(
             __toolmark_ctx: #p::ToolContext,
             __toolmark_decoded: #p::Decoded,
@@ -398,7 +414,26 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
             'static,
             ::core::result::Result<#p::serde_json::Value, #p::ToolError>,
         > {
-            #boxed
+            match #p::take::<#input_ty>(__toolmark_decoded) {
+                ::core::result::Result::Ok(__toolmark_value) => {
+                    __toolmark_start(__toolmark_ctx, __toolmark_value)
+                }
+                ::core::result::Result::Err(__toolmark_err) => {
+                    ::std::boxed::Box::pin(async move { ::core::result::Result::Err(__toolmark_err) })
+                }
+            }
+        }
+
+        fn __toolmark_prepare(
+            __toolmark_input: &#p::serde_json::Value,
+            __toolmark_allow_unknown: bool,
+            __toolmark_ctx: #p::ToolContext,
+        ) -> ::core::result::Result<
+            #p::BoxFuture<'static, ::core::result::Result<#p::serde_json::Value, #p::ToolError>>,
+            ::std::vec::Vec<#p::Issue>,
+        > {
+            (__TOOLMARK_INPUT.decode_typed)(__toolmark_input, __toolmark_allow_unknown)
+                .map(|__toolmark_value| __toolmark_start(__toolmark_ctx, __toolmark_value))
         }
     }
 }

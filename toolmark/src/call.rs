@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::{CallShared, Deadline, Origin, Progress, ProgressFn, Signal};
 use crate::event::Event;
 use crate::gate::GatePermit;
-use crate::input::{check_limits, json_type};
+use crate::input::{check_input, check_limits, json_type, UnknownCheck};
 use crate::registry::ToolEntry;
 use crate::scope::ScopeNode;
 use crate::sensitive::{scrub, withhold_value, Matcher};
@@ -123,6 +123,9 @@ pub(crate) fn safe_issues(mut issues: Vec<Issue>, matcher: &Matcher, input: &Val
 
 /// What steps 1–4 decided.
 enum Front {
+    /// Validated into a ready run (the one-step path of tools that need no
+    /// confirmation from this caller).
+    Ready { held: Held, fut: ToolFuture },
     /// Run now (possibly after an inline confirmation).
     Run {
         entry: Arc<ToolEntry>,
@@ -143,8 +146,11 @@ impl Inner {
     ) -> Outcome {
         let started = self.wants_events().then(tokio::time::Instant::now);
         let caller = opts.caller;
-        let outcome = match self.front(name, input, caller) {
+        let outcome = match self.front(name, input, &opts) {
             Front::Done(outcome) => outcome,
+            Front::Ready { held, fut } => {
+                self.run_call(held.get(), fut, opts.signal.as_ref()).await
+            }
             Front::Run {
                 entry,
                 input,
@@ -189,7 +195,8 @@ impl Inner {
 
     /// Steps 1–4, synchronous: lookup, allow, validate, and the deferred
     /// confirmation (an inline one is awaited by the caller).
-    fn front(self: &Arc<Self>, name: &str, input: Value, caller: Caller) -> Front {
+    fn front(self: &Arc<Self>, name: &str, input: Value, opts: &CallOptions) -> Front {
+        let caller = opts.caller;
         if self.is_shut_down() {
             return Front::Done(Outcome::refused(
                 RefusalCode::Cancelled,
@@ -207,13 +214,17 @@ impl Inner {
         if let Err(r) = self.allow(&entry, caller) {
             return Front::Done(r.into());
         }
-        // 3. validate
+        let inline = entry.guarded() && caller != Caller::Human;
+        // 3. validate — in one step with building the run, when nothing needs
+        // confirming and the tool can (one allocation fewer)
+        if !inline && entry.prepare.is_some() {
+            return self.validate_ready(entry, input, opts);
+        }
         let (input, decoded) = match self.validate(&entry, input) {
             Ok(v) => v,
             Err(r) => return Front::Done(r.into()),
         };
         // 4. confirm
-        let inline = entry.guarded() && caller != Caller::Human;
         if inline && self.config.mode(caller) == ConfirmMode::Deferred {
             return Front::Done(crate::confirm::defer(self, &entry, caller, input, decoded));
         }
@@ -248,6 +259,24 @@ impl Inner {
         Ok(())
     }
 
+    /// Object shape and limits; whether the decode must track unknown fields.
+    fn check_shape(&self, entry: &ToolEntry, input: &Value) -> Result<bool, Refusal> {
+        if !input.is_object() {
+            return Err(Refusal::invalid(vec![Issue::new(
+                "",
+                format!("the input must be a JSON object, not {}", json_type(input)),
+            )]));
+        }
+        let limits = self.config.limits;
+        let must_track = match &entry.unknown {
+            UnknownCheck::Serde => check_limits(input, limits).map(|()| false),
+            UnknownCheck::TopLevel(keys) => check_input(input, limits, Some(keys)).map(|all| !all),
+            UnknownCheck::Track => check_limits(input, limits).map(|()| true),
+        }
+        .map_err(|i| Refusal::invalid(vec![i]))?;
+        Ok(must_track && !self.config.allow_unknown_fields)
+    }
+
     /// Limits, object shape, then the tool's own decode step.
     pub(crate) fn validate(
         &self,
@@ -255,21 +284,44 @@ impl Inner {
         input: Value,
     ) -> Result<(Value, Decoded), Refusal> {
         let input = normalize_input(input);
-        if !input.is_object() {
-            return Err(Refusal::invalid(vec![Issue::new(
-                "",
-                format!("the input must be a JSON object, not {}", json_type(&input)),
-            )]));
-        }
-        check_limits(&input, self.config.limits).map_err(|i| Refusal::invalid(vec![i]))?;
-        let allow_unknown = self.config.allow_unknown_fields || !entry.unknown.must_track(&input);
-        match (entry.decode)(&input, allow_unknown) {
+        let track = self.check_shape(entry, &input)?;
+        match (entry.decode)(&input, !track) {
             Ok(decoded) => Ok((input, decoded)),
             Err(issues) => Err(Refusal::invalid(safe_issues(
                 issues,
                 &entry.matcher(),
                 &input,
             ))),
+        }
+    }
+
+    /// Validate and build the run in one step (`ToolEntry::prepare`).
+    fn validate_ready(&self, entry: Arc<ToolEntry>, input: Value, opts: &CallOptions) -> Front {
+        let input = normalize_input(input);
+        let track = match self.check_shape(&entry, &input) {
+            Ok(t) => t,
+            Err(r) => return Front::Done(r.into()),
+        };
+        let held = self.hold(
+            entry,
+            opts.caller,
+            opts.signal.as_ref(),
+            opts.progress.clone(),
+            input,
+        );
+        let shared = held.get();
+        let Some(prepare) = shared.entry().and_then(|e| e.prepare.as_ref()) else {
+            return Front::Done(Outcome::refused(
+                RefusalCode::Cancelled,
+                "internal: no prepare step",
+            ));
+        };
+        match prepare(&shared.input, !track, held.ctx()) {
+            Ok(fut) => Front::Ready { held, fut },
+            Err(issues) => {
+                let matcher = shared.entry().map_or_else(Matcher::none, |e| e.matcher());
+                Front::Done(Refusal::invalid(safe_issues(issues, &matcher, &shared.input)).into())
+            }
         }
     }
 
@@ -324,6 +376,36 @@ impl Inner {
         }
     }
 
+    /// The run's state: shared with its `ToolContext` when the tool reads one,
+    /// else kept in the call's own future.
+    fn hold(
+        &self,
+        entry: Arc<ToolEntry>,
+        caller: Caller,
+        signal: Option<&CancellationToken>,
+        progress: Option<ProgressFn>,
+        input: Value,
+    ) -> Held {
+        let limit = match signal {
+            Some(_) => None,
+            None => Some(entry.timeout.unwrap_or(self.config.call_timeout)),
+        };
+        let uses_context = entry.uses_context;
+        let shared = CallShared {
+            caller,
+            signal: Signal::new(signal.cloned()),
+            input,
+            deadline: Deadline::new(limit),
+            progress,
+            origin: Origin::Tool(entry),
+        };
+        if uses_context {
+            Held::Shared(Arc::new(shared))
+        } else {
+            Held::Local(shared)
+        }
+    }
+
     /// Steps 5–7 for a validated (and, if needed, confirmed) call.
     pub(crate) async fn execute(
         self: &Arc<Self>,
@@ -334,38 +416,33 @@ impl Inner {
         input: Value,
         decoded: Decoded,
     ) -> Outcome {
-        let limit = match signal {
-            Some(_) => None,
-            None => Some(entry.timeout.unwrap_or(self.config.call_timeout)),
-        };
-        let shared = Arc::new(CallShared {
-            caller,
-            signal: Signal::new(signal.clone()),
-            input,
-            deadline: Deadline::new(limit),
-            progress,
-            origin: Origin::Tool(entry),
-        });
+        let run = Arc::clone(&entry.run);
+        let held = self.hold(entry, caller, signal.as_ref(), progress, input);
+        let fut = run(held.ctx(), decoded);
+        self.run_call(held.get(), fut, signal.as_ref()).await
+    }
+
+    /// Steps 5–7: queue, run, outcome.
+    async fn run_call(
+        &self,
+        shared: &CallShared,
+        fut: ToolFuture,
+        signal: Option<&CancellationToken>,
+    ) -> Outcome {
         let Some(entry) = shared.entry() else {
             return Outcome::refused(RefusalCode::Cancelled, "internal: a call without a tool");
         };
         let node = &entry.scope;
-        let _permit = match self.acquire(node, signal.as_ref()).await {
+        let _permit = match self.acquire(node, signal).await {
             Ok(p) => p,
             Err(r) => return r.into(),
         };
         self.emit(|| Event::CallStarted {
             tool: entry.name.to_string(),
-            caller,
+            caller: shared.caller,
         });
-        let fut = (entry.run)(
-            ToolContext {
-                call: Arc::clone(&shared),
-            },
-            decoded,
-        );
-        let end = self.run_guarded(node, &shared, signal.as_ref(), fut).await;
-        finish(end, &shared, || entry.matcher())
+        let end = self.run_guarded(node, shared, signal, fut).await;
+        finish(end, shared, || entry.matcher())
     }
 
     /// Run `fut` under the call's deadline, the caller's signal, disposal and
@@ -451,6 +528,35 @@ fn cancelled_before_run() -> Refusal {
         RefusalCode::Cancelled,
         "The call was cancelled before it ran",
     )
+}
+
+/// A tool's run, not yet polled.
+pub(crate) type ToolFuture = futures_util::future::BoxFuture<'static, Result<Value, ToolError>>;
+
+/// A run's state and how its context reaches it.
+pub(crate) enum Held {
+    /// The tool reads its `ToolContext`, which shares this.
+    Shared(Arc<CallShared>),
+    /// The tool never reads a context: nothing to share.
+    Local(CallShared),
+}
+
+impl Held {
+    fn get(&self) -> &CallShared {
+        match self {
+            Held::Shared(s) => s,
+            Held::Local(s) => s,
+        }
+    }
+
+    fn ctx(&self) -> ToolContext {
+        match self {
+            Held::Shared(s) => ToolContext {
+                call: Arc::clone(s),
+            },
+            Held::Local(_) => ToolContext::detached(),
+        }
+    }
 }
 
 async fn maybe_cancelled(signal: Option<&CancellationToken>) {

@@ -275,6 +275,27 @@ impl fmt::Debug for ToolContext {
 }
 
 impl ToolContext {
+    /// The context handed to a `#[tool]` fn that takes no `ToolContext` and no
+    /// `State` (so it never reads it): shared, allocated once.
+    pub(crate) fn detached() -> ToolContext {
+        static DETACHED: std::sync::OnceLock<ToolContext> = std::sync::OnceLock::new();
+        DETACHED
+            .get_or_init(|| ToolContext {
+                call: Arc::new(CallShared {
+                    caller: Caller::Human,
+                    origin: Origin::Test {
+                        tool: Arc::from("detached"),
+                        states: crate::testing::TestStates::default(),
+                    },
+                    signal: Signal::new(None),
+                    input: Value::Null,
+                    deadline: Deadline::new(None),
+                    progress: None,
+                }),
+            })
+            .clone()
+    }
+
     /// Who is calling. An approved deferred call runs as [`Caller::Human`].
     pub fn caller(&self) -> Caller {
         self.call.caller

@@ -655,6 +655,7 @@ where
         decode,
         run,
         Arc::new(schema),
+        None,
     )
     .effect(effect)
     .sensitive(sensitive.iter().cloned())
@@ -786,6 +787,7 @@ where
         decode,
         run,
         Arc::new(crate::input::schema_for::<NoInput>()),
+        None,
     )
     .effect(effect)
     .summary(format!("Submit {place}"));

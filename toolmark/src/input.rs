@@ -114,17 +114,6 @@ impl UnknownCheck {
             UnknownCheck::Track
         }
     }
-
-    /// Whether decoding `input` must track ignored properties.
-    pub(crate) fn must_track(&self, input: &Value) -> bool {
-        match self {
-            UnknownCheck::Serde => false,
-            UnknownCheck::TopLevel(keys) => input
-                .as_object()
-                .is_none_or(|m| m.keys().any(|k| !keys.iter().any(|x| **x == **k))),
-            UnknownCheck::Track => true,
-        }
-    }
 }
 
 /// [`decode_typed`] boxed as a [`Decoded`].
@@ -203,6 +192,17 @@ pub(crate) struct InputLimits {
 /// `max_bytes` (its compact JSON size, estimated without serializing). Iterative, so
 /// a deeply nested value cannot overflow the stack here.
 pub(crate) fn check_limits(input: &Value, limits: InputLimits) -> Result<(), Issue> {
+    check_input(input, limits, None).map(|_| ())
+}
+
+/// [`check_limits`], and in the same pass whether every top-level key is one of
+/// `known` (`true` when `known` is `None`).
+pub(crate) fn check_input(
+    input: &Value,
+    limits: InputLimits,
+    known: Option<&[Box<str>]>,
+) -> Result<bool, Issue> {
+    let mut all_known = true;
     // Only containers go on the stack, so a flat input allocates nothing.
     let mut stack: Vec<(&Value, usize)> = Vec::new();
     let mut bytes = 0usize;
@@ -238,7 +238,11 @@ pub(crate) fn check_limits(input: &Value, limits: InputLimits) -> Result<(), Iss
             }
             Value::Object(map) => {
                 bytes += 2 + map.len();
+                let root_keys = if depth == 1 { known } else { None };
                 for (k, v) in map {
+                    if let Some(keys) = root_keys {
+                        all_known &= keys.iter().any(|x| **x == **k);
+                    }
                     bytes += k.len() + 3 + visit(v);
                     if matches!(v, Value::Array(_) | Value::Object(_)) {
                         stack.push((v, depth + 1));
@@ -257,7 +261,7 @@ pub(crate) fn check_limits(input: &Value, limits: InputLimits) -> Result<(), Iss
             ));
         }
     }
-    Ok(())
+    Ok(all_known)
 }
 
 /// The name of a JSON value's type, for messages.
@@ -361,9 +365,17 @@ mod tests {
             map: std::collections::BTreeMap<String, u8>,
         }
         let check = UnknownCheck::for_schema(&schema_for::<Flat>());
-        assert!(matches!(check, UnknownCheck::TopLevel(_)), "{check:?}");
-        assert!(!check.must_track(&json!({"a": 1, "tags": []})));
-        assert!(check.must_track(&json!({"a": 1, "extra": 2})));
+        let UnknownCheck::TopLevel(keys) = &check else {
+            panic!("{check:?}");
+        };
+        let limits = InputLimits {
+            max_depth: 8,
+            max_bytes: 1000,
+        };
+        assert!(check_input(&json!({"a": 1, "tags": []}), limits, Some(keys)).unwrap());
+        assert!(!check_input(&json!({"a": 1, "extra": 2}), limits, Some(keys)).unwrap());
+        // Nested keys are not top-level keys.
+        assert!(check_input(&json!({"map": {"extra": 2}}), limits, Some(keys)).unwrap());
         assert_eq!(
             UnknownCheck::for_schema(&schema_for::<Closed>()),
             UnknownCheck::Serde

@@ -85,7 +85,7 @@ pub use crate::error::{CollectError, ConfigError, RegisterError};
 pub use crate::event::{Bridge, BridgeMessage, Event, Events};
 pub use crate::form::{Form, FormOptions, OnSubmit};
 pub use crate::input::NoInput;
-pub use crate::outcome::{Issue, NeedsConfirmation, Outcome, Refusal, RefusalCode, ToolError};
+pub use crate::outcome::{Issue, Outcome, Refusal, RefusalCode, ToolError};
 pub use crate::scope::{Scope, ScopeGuard, ScopeOptions};
 pub use crate::tool::{Decoded, Effect, StateNeed, ToolAnnotations, ToolInfo, ToolSpec};
 pub use crate::toolmark::{RegisterOptions, Toolmark, ToolmarkBuilder};

@@ -190,21 +190,6 @@ impl From<&str> for ToolError {
     }
 }
 
-/// The payload of [`Outcome::NeedsConfirmation`]: a deferred confirmation is pending.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NeedsConfirmation {
-    /// The id to approve or reject with [`Toolmark::confirm_pending`](crate::Toolmark::confirm_pending).
-    pub confirm_id: String,
-    /// A one-line summary for the user (the tool's summary template, filled).
-    pub summary: String,
-    /// The changes the call would make (redacted).
-    pub changes: Vec<Change>,
-    /// When the confirmation expires (RFC 3339 in JSON).
-    #[serde(with = "crate::clock::rfc3339")]
-    pub expires_at: std::time::SystemTime,
-}
-
 /// The result of a call.
 ///
 /// ```json
@@ -221,8 +206,20 @@ pub enum Outcome {
         /// The tool's output, as JSON.
         output: Value,
     },
-    /// A deferred confirmation is pending; the tool has not run.
-    NeedsConfirmation(NeedsConfirmation),
+    /// A deferred confirmation is pending; the tool has not run. Approve or reject
+    /// it with [`Toolmark::confirm_pending`](crate::Toolmark::confirm_pending).
+    #[serde(rename_all = "camelCase")]
+    NeedsConfirmation {
+        /// The id to approve or reject (128 random bits, hex).
+        confirm_id: String,
+        /// A one-line summary for the user (the tool's summary template, filled).
+        summary: String,
+        /// The changes the call would make (redacted).
+        changes: Vec<Change>,
+        /// When the confirmation expires (RFC 3339 in JSON).
+        #[serde(with = "crate::clock::rfc3339")]
+        expires_at: std::time::SystemTime,
+    },
     /// The call was refused; the tool did not run (or its run was aborted).
     Refused(Refusal),
     /// The tool itself failed or panicked.
@@ -239,7 +236,7 @@ impl Outcome {
     pub fn status(&self) -> &'static str {
         match self {
             Outcome::Ok { .. } => "ok",
-            Outcome::NeedsConfirmation(_) => "needs_confirmation",
+            Outcome::NeedsConfirmation { .. } => "needs_confirmation",
             Outcome::Refused(_) => "refused",
             Outcome::Error(_) => "error",
         }
@@ -277,7 +274,7 @@ impl Outcome {
     /// The confirmation id of a `needs_confirmation` outcome.
     pub fn confirm_id(&self) -> Option<&str> {
         match self {
-            Outcome::NeedsConfirmation(n) => Some(&n.confirm_id),
+            Outcome::NeedsConfirmation { confirm_id, .. } => Some(confirm_id),
             _ => None,
         }
     }

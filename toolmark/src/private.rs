@@ -35,11 +35,20 @@ pub struct ToolRecord {
     pub sensitive: &'static [&'static str],
     pub summary: Option<&'static str>,
     pub timeout_ms: Option<u64>,
+    /// The fn takes a `ToolContext` or a `State<T>` (otherwise a call needs no
+    /// context of its own).
+    pub uses_context: bool,
     pub states: fn() -> Vec<StateNeed>,
     pub input_schema: fn() -> Value,
     pub output_schema: fn() -> Option<Value>,
     pub decode: fn(&Value, bool) -> Result<Decoded, Vec<Issue>>,
     pub run: fn(ToolContext, Decoded) -> BoxFuture<'static, Result<Value, ToolError>>,
+    /// Decode and build the run in one step.
+    pub prepare: fn(
+        &Value,
+        bool,
+        ToolContext,
+    ) -> Result<BoxFuture<'static, Result<Value, ToolError>>, Vec<Issue>>,
     pub module_path: &'static str,
     pub file: &'static str,
     pub line: u32,
@@ -69,12 +78,16 @@ impl ToolRecord {
     pub(crate) fn to_spec(&'static self) -> crate::ToolSpec {
         let decode = self.decode;
         let run = self.run;
+        let prepare = self.prepare;
         let mut spec = crate::ToolSpec::raw(
             self.name.to_owned(),
             self.description.to_owned(),
             Arc::new(move |v: &Value, allow: bool| decode(v, allow)),
             Arc::new(move |ctx, d| run(ctx, d)),
             self.input_schema(),
+            Some(Arc::new(move |v: &Value, allow: bool, ctx| {
+                prepare(v, allow, ctx)
+            })),
         );
         spec.output_schema = self.output_schema();
         spec.effect = self.effect;
@@ -88,6 +101,7 @@ impl ToolRecord {
         };
         spec.summary = self.summary.map(str::to_owned);
         spec.rust_names = true;
+        spec.uses_context = self.uses_context;
         spec.timeout = self.timeout_ms.map(std::time::Duration::from_millis);
         spec.states = (self.states)();
         spec
@@ -100,6 +114,14 @@ pub fn decode<T: DeserializeOwned + Send + 'static>(
     allow_unknown: bool,
 ) -> Result<Decoded, Vec<Issue>> {
     crate::input::decode::<T>(input, allow_unknown)
+}
+
+/// Decode the input type `T`, unboxed (the one-step path).
+pub fn decode_typed<T: DeserializeOwned>(
+    input: &Value,
+    allow_unknown: bool,
+) -> Result<T, Vec<Issue>> {
+    crate::input::decode_typed::<T>(input, allow_unknown)
 }
 
 /// Take the decoded `T` back.
@@ -322,16 +344,18 @@ impl<E: Display + ?Sized> ToolErrorType for E {}
 pub const fn assert_error<E: ToolErrorType + ?Sized>() {}
 
 /// A tool record's input functions for the input type `T`.
-pub struct InputFns {
+pub struct InputFns<T> {
     pub decode: fn(&Value, bool) -> Result<Decoded, Vec<Issue>>,
+    pub decode_typed: fn(&Value, bool) -> Result<T, Vec<Issue>>,
     pub schema: fn() -> Value,
 }
 
 /// The input functions of `T`: the expansion's one use of `T`'s input bounds, so an
 /// input type without the derives is reported once, with [`ToolInput`]'s message.
-pub const fn input_fns<T: ToolInput>() -> InputFns {
+pub const fn input_fns<T: ToolInput>() -> InputFns<T> {
     InputFns {
         decode: decode::<T>,
+        decode_typed: decode_typed::<T>,
         schema: schema::<T>,
     }
 }

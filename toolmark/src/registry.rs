@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 use crate::scope::{segment_error, valid_segment, ScopeNode};
 use crate::sensitive::{self, Matcher, NameMode, SensitivePath};
 use crate::summary::Template;
-use crate::tool::{ChangesFn, DecodeFn, Handler, RunFn, SensitiveFn, SensitiveSource, StaleCheck};
+use crate::tool::{
+    ChangesFn, DecodeFn, Handler, PrepareFn, RunFn, SensitiveFn, SensitiveSource, StaleCheck,
+};
 use crate::toolmark::Config;
 use crate::{
     Caller, CallerSet, ConfirmMode, Decoded, Effect, Issue, RegisterError, ToolAnnotations,
@@ -36,12 +38,16 @@ pub(crate) struct ToolEntry {
     pub(crate) effect: Effect,
     pub(crate) callers: CallerSet,
     pub(crate) timeout: Option<Duration>,
+    /// Whether the run reads its context (see `ToolSpec::uses_context`).
+    pub(crate) uses_context: bool,
     /// The manifest entry (`needs_confirmation` is set per caller).
     pub(crate) info: ToolInfo,
     pub(crate) decode: DecodeFn,
     /// How unknown (ignored) properties are found.
     pub(crate) unknown: crate::input::UnknownCheck,
     pub(crate) run: RunFn,
+    /// Decode and build the run in one step, when the tool can.
+    pub(crate) prepare: Option<PrepareFn>,
     pub(crate) sensitive: EntrySensitive,
     pub(crate) summary: Option<Template>,
     pub(crate) stale_check: Option<StaleCheck>,
@@ -266,8 +272,12 @@ pub(crate) fn prepare(
         }
     }
 
-    let (decode, run): (DecodeFn, RunFn) = match handler {
-        Handler::Typed { decode, run } => (decode, run),
+    let (decode, run, prepare): (DecodeFn, RunFn, Option<PrepareFn>) = match handler {
+        Handler::Typed {
+            decode,
+            run,
+            prepare,
+        } => (decode, run, prepare),
         Handler::Dynamic(run) => {
             let validator =
                 jsonschema::validator_for(&raw_schema).map_err(|e| RegisterError::InvalidSpec {
@@ -303,7 +313,7 @@ pub(crate) fn prepare(
                     run(ctx, input).await
                 })
             });
-            (decode, run)
+            (decode, run, None)
         }
     };
 
@@ -328,10 +338,12 @@ pub(crate) fn prepare(
         effect: spec.effect,
         callers: spec.callers,
         timeout: spec.timeout,
+        uses_context: spec.uses_context,
         info,
         decode,
         unknown: crate::input::UnknownCheck::for_schema(&raw_schema),
         run,
+        prepare,
         sensitive,
         summary,
         stale_check: spec.stale_check,

@@ -59,6 +59,16 @@ pub type Decoded = Box<dyn Any + Send>;
 pub(crate) type DecodeFn = Arc<dyn Fn(&Value, bool) -> Result<Decoded, Vec<Issue>> + Send + Sync>;
 pub(crate) type RunFn =
     Arc<dyn Fn(ToolContext, Decoded) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+/// Decode and build the run in one step (tools that can: typed and `#[tool]`).
+pub(crate) type PrepareFn = Arc<
+    dyn Fn(
+            &Value,
+            bool,
+            ToolContext,
+        ) -> Result<BoxFuture<'static, Result<Value, ToolError>>, Vec<Issue>>
+        + Send
+        + Sync,
+>;
 pub(crate) type DynRunFn =
     Arc<dyn Fn(ToolContext, Value) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
 pub(crate) type ChangesFn = Arc<dyn Fn(&Value) -> Vec<crate::Change> + Send + Sync>;
@@ -92,7 +102,11 @@ pub(crate) enum Handler {
     /// Input validated against the declared JSON schema, passed as a `Value`.
     Dynamic(DynRunFn),
     /// A typed decode step and a run over the decoded value.
-    Typed { decode: DecodeFn, run: RunFn },
+    Typed {
+        decode: DecodeFn,
+        run: RunFn,
+        prepare: Option<PrepareFn>,
+    },
 }
 
 #[derive(Clone)]
@@ -156,6 +170,9 @@ pub struct ToolSpec {
     /// Summary placeholders name Rust fields (the macro), mapped to JSON names at
     /// registration.
     pub(crate) rust_names: bool,
+    /// The handler reads its `ToolContext` (false only for `#[tool]` fns that take
+    /// neither a context nor a state: their calls skip allocating one).
+    pub(crate) uses_context: bool,
 }
 
 impl ToolSpec {
@@ -183,6 +200,7 @@ impl ToolSpec {
             stale_check: None,
             changes_fn: None,
             rust_names: false,
+            uses_context: true,
         }
     }
 
@@ -201,19 +219,29 @@ impl ToolSpec {
     {
         let schema = crate::input::schema_for::<T>();
         let run = Arc::new(run);
-        let run_fn: RunFn = Arc::new(move |ctx, decoded| {
-            let run = Arc::clone(&run);
-            Box::pin(async move {
-                let input = crate::input::downcast::<T>(decoded)?;
-                let out = run(ctx, input).await?;
-                crate::input::output_to_value(&out)
-            })
+        let start =
+            move |ctx: ToolContext, input: T| -> BoxFuture<'static, Result<Value, ToolError>> {
+                let fut = run(ctx, input);
+                Box::pin(async move { crate::input::output_to_value(&fut.await?) })
+            };
+        let start = Arc::new(start);
+        let run_start = Arc::clone(&start);
+        let run_fn: RunFn =
+            Arc::new(
+                move |ctx, decoded| match crate::input::downcast::<T>(decoded) {
+                    Ok(input) => run_start(ctx, input),
+                    Err(e) => Box::pin(async move { Err(e) }),
+                },
+            );
+        let prepare: PrepareFn = Arc::new(move |value: &Value, allow_unknown: bool, ctx| {
+            crate::input::decode_typed::<T>(value, allow_unknown).map(|input| start(ctx, input))
         });
         let mut spec = ToolSpec::new(name, description);
         spec.input_schema = Some(Arc::new(schema));
         spec.handler = Some(Handler::Typed {
             decode: Arc::new(crate::input::decode::<T>),
             run: run_fn,
+            prepare: Some(prepare),
         });
         spec
     }
@@ -342,10 +370,15 @@ impl ToolSpec {
         decode: DecodeFn,
         run: RunFn,
         input_schema: Arc<Value>,
+        prepare: Option<PrepareFn>,
     ) -> Self {
         let mut spec = ToolSpec::new(name, description);
         spec.input_schema = Some(input_schema);
-        spec.handler = Some(Handler::Typed { decode, run });
+        spec.handler = Some(Handler::Typed {
+            decode,
+            run,
+            prepare,
+        });
         spec
     }
 }

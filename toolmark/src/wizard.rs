@@ -544,6 +544,7 @@ fn nav_spec(
         decode,
         run,
         Arc::new(schema_for::<NoInput>()),
+        None,
     )
 }
 
@@ -612,6 +613,7 @@ fn submit_spec(
         decode,
         run,
         Arc::new(schema_for::<NoInput>()),
+        None,
     )
     .summary(format!("Submit {place}"));
     spec.changes_fn = Some(changes);

@@ -12,7 +12,6 @@ use super::{diff_paths, new_confirm_id, Ask, ConfirmRequest, ConfirmResult, Deci
 use crate::call::safe_issues;
 use crate::context::Deadline;
 use crate::event::{BridgeMessage, Event};
-use crate::outcome::NeedsConfirmation;
 use crate::registry::ToolEntry;
 use crate::scope::lock;
 use crate::sensitive::Matcher;
@@ -143,12 +142,12 @@ pub(crate) fn defer(
             stale,
         },
     );
-    Outcome::NeedsConfirmation(NeedsConfirmation {
+    Outcome::NeedsConfirmation {
         confirm_id: opened.id,
         summary: opened.summary,
         changes,
         expires_at: opened.expires_at,
-    })
+    }
 }
 
 impl Toolmark {
