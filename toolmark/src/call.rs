@@ -534,6 +534,8 @@ fn cancelled_before_run() -> Refusal {
 pub(crate) type ToolFuture = futures_util::future::BoxFuture<'static, Result<Value, ToolError>>;
 
 /// A run's state and how its context reaches it.
+// `Local` is large on purpose: boxing it would bring back the allocation it saves.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Held {
     /// The tool reads its `ToolContext`, which shares this.
     Shared(Arc<CallShared>),

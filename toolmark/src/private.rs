@@ -22,6 +22,12 @@ pub use crate::input::NoInput;
 pub use crate::tool::{Decoded, StateNeed};
 pub use crate::{Caller, Effect, Issue, State, ToolContext, ToolError};
 
+/// A tool's run, not yet polled.
+pub type ToolFuture = BoxFuture<'static, Result<Value, ToolError>>;
+
+/// Decode the input and build the run in one step.
+pub type PrepareFnPtr = fn(&Value, bool, ToolContext) -> Result<ToolFuture, Vec<Issue>>;
+
 /// One `#[tool]` fn, collected with `inventory`.
 pub struct ToolRecord {
     pub name: &'static str,
@@ -44,11 +50,7 @@ pub struct ToolRecord {
     pub decode: fn(&Value, bool) -> Result<Decoded, Vec<Issue>>,
     pub run: fn(ToolContext, Decoded) -> BoxFuture<'static, Result<Value, ToolError>>,
     /// Decode and build the run in one step.
-    pub prepare: fn(
-        &Value,
-        bool,
-        ToolContext,
-    ) -> Result<BoxFuture<'static, Result<Value, ToolError>>, Vec<Issue>>,
+    pub prepare: PrepareFnPtr,
     pub module_path: &'static str,
     pub file: &'static str,
     pub line: u32,
