@@ -672,3 +672,42 @@ async fn a_tool_without_input_takes_the_empty_object_and_refuses_extra_propertie
             .is_ok()
     );
 }
+
+mod contextless {
+    use toolmark::tool;
+
+    /// Never finishes and takes no context: it cannot see its signal.
+    #[tool(scope = "contextless", timeout = "10s")]
+    pub(crate) async fn hang() {
+        std::future::pending::<()>().await;
+    }
+
+    /// Finishes at once.
+    #[tool(scope = "contextless", read_only)]
+    pub(crate) async fn quick(n: u32) -> u32 {
+        n + 1
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_without_a_context_is_still_bound_by_its_deadline_and_queue() {
+    let tm = toolmark_with("contextless");
+    let t0 = tokio::time::Instant::now();
+    let hung = tokio::spawn({
+        let tm = tm.clone();
+        async move { call(&tm, "contextless.hang", json!({}), Caller::Mcp).await }
+    });
+    tokio::task::yield_now().await;
+    // Queued behind the hung call in the same scope: runs once it is abandoned.
+    let out = call(&tm, "contextless.quick", json!({"n": 1}), Caller::Mcp).await;
+    assert_eq!(out.output(), Some(&json!(2)));
+    assert_eq!(
+        t0.elapsed(),
+        std::time::Duration::from_secs(15),
+        "10 s deadline + 5 s grace"
+    );
+    assert_eq!(
+        hung.await.unwrap().refusal_code(),
+        Some(RefusalCode::Cancelled)
+    );
+}
