@@ -84,10 +84,7 @@ async fn an_inline_caller_awaits_the_handler() {
         .unwrap();
     tm.register(asking("t"), Default::default()).unwrap();
     let mut updates = queue.subscribe();
-    let call = tokio::spawn({
-        let tm = tm.clone();
-        async move { tm.call("t", json!({}), opts(Caller::Mcp)).await }
-    });
+    let call = spawn_call(&tm, "t", json!({}), opts(Caller::Mcp));
     updates.changed().await.unwrap();
     let req = queue.pending().remove(0);
     assert_eq!(req.summary, "Overwrite the draft?");
@@ -149,10 +146,7 @@ async fn ctx_confirm_is_bounded_by_the_expiry() {
         .unwrap();
     tm.register(asking("t"), Default::default()).unwrap();
     let mut updates = queue.subscribe();
-    let call = tokio::spawn({
-        let tm = tm.clone();
-        async move { tm.call("t", json!({}), opts(Caller::Tour)).await }
-    });
+    let call = spawn_call(&tm, "t", json!({}), opts(Caller::Tour));
     updates.changed().await.unwrap();
     clock.advance(Duration::from_secs(601));
     let out = call.await.unwrap();

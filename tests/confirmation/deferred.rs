@@ -38,10 +38,7 @@ async fn deferred_call_returns_needs_confirmation_and_the_tool_has_not_run() {
 
 #[tokio::test]
 async fn approval_runs_the_tool_as_human_and_the_bridge_delivers_the_outcome() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, runs) = create_tm(Toolmark::builder());
     let mut bridge = tm.bridge();
     let out = tm
         .call("create", json!({"title": "Robotics"}), opts(Caller::InApp))
@@ -83,28 +80,15 @@ async fn an_approved_run_executes_as_human_even_when_human_is_not_an_allowed_cal
         Default::default(),
     )
     .unwrap();
-    let id = tm
-        .call("create", json!({}), opts(Caller::InApp))
-        .await
-        .confirm_id()
-        .unwrap()
-        .to_owned();
+    let id = defer(&tm, "create", json!({})).await;
     let out = tm.confirm_pending(&id, Decision::approve()).await;
     assert_eq!(out.output().unwrap()["caller"], "human");
 }
 
 #[tokio::test]
 async fn an_edited_input_is_revalidated_and_an_invalid_edit_keeps_the_id() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
-    let id = tm
-        .call("create", json!({"title": "Robotics"}), opts(Caller::InApp))
-        .await
-        .confirm_id()
-        .unwrap()
-        .to_owned();
+    let (tm, runs) = create_tm(Toolmark::builder());
+    let id = defer(&tm, "create", json!({"title": "Robotics"})).await;
     let bad = tm
         .confirm_pending(&id, Decision::approve_with(json!({"title": 5})))
         .await;
@@ -125,10 +109,7 @@ async fn an_edited_input_is_revalidated_and_an_invalid_edit_keeps_the_id() {
 
 #[tokio::test]
 async fn an_invalid_deferred_call_is_refused_invalid_never_needs_confirmation() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, _) = create_tm(Toolmark::builder());
     let out = tm
         .call("create", json!({"title": 1}), opts(Caller::InApp))
         .await;
@@ -138,17 +119,9 @@ async fn an_invalid_deferred_call_is_refused_invalid_never_needs_confirmation() 
 
 #[tokio::test]
 async fn a_rejection_and_its_reason_reach_the_agent() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, runs) = create_tm(Toolmark::builder());
     let mut bridge = tm.bridge();
-    let id = tm
-        .call("create", json!({}), opts(Caller::InApp))
-        .await
-        .confirm_id()
-        .unwrap()
-        .to_owned();
+    let id = defer(&tm, "create", json!({})).await;
     let out = tm
         .confirm_pending(&id, Decision::reject_with("Not this week"))
         .await;
@@ -163,16 +136,8 @@ async fn a_rejection_and_its_reason_reach_the_agent() {
 
 #[tokio::test]
 async fn a_second_approval_of_the_same_id_is_confirmation_expired() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
-    let id = tm
-        .call("create", json!({}), opts(Caller::InApp))
-        .await
-        .confirm_id()
-        .unwrap()
-        .to_owned();
+    let (tm, runs) = create_tm(Toolmark::builder());
+    let id = defer(&tm, "create", json!({})).await;
     assert!(tm.confirm_pending(&id, Decision::approve()).await.is_ok());
     let again = tm.confirm_pending(&id, Decision::approve()).await;
     assert_eq!(code(&again), Some(RefusalCode::ConfirmationExpired));
@@ -185,16 +150,8 @@ async fn a_second_approval_of_the_same_id_is_confirmation_expired() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_approvals_of_one_id_run_the_tool_exactly_once() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
-    let id = tm
-        .call("create", json!({}), opts(Caller::InApp))
-        .await
-        .confirm_id()
-        .unwrap()
-        .to_owned();
+    let (tm, runs) = create_tm(Toolmark::builder());
+    let id = defer(&tm, "create", json!({})).await;
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(50));
     let mut handles = Vec::new();
     for _ in 0..50 {
@@ -222,12 +179,7 @@ async fn an_approval_after_expiry_is_expired_by_the_clock_with_no_timer_run() {
     let runs = runs();
     tm.register(guarded("create", &runs), Default::default())
         .unwrap();
-    let id = tm
-        .call("create", json!({}), opts(Caller::InApp))
-        .await
-        .confirm_id()
-        .unwrap()
-        .to_owned();
+    let id = defer(&tm, "create", json!({})).await;
     // The clock jumps (a laptop slept); nothing has had a chance to run a timer.
     clock.advance(Duration::from_secs(601));
     let out = tm.confirm_pending(&id, Decision::approve()).await;
@@ -247,12 +199,7 @@ async fn expiry_sends_a_bridge_message_when_the_clock_moves() {
     tm.register(guarded("create", &runs), Default::default())
         .unwrap();
     let mut bridge = tm.bridge();
-    let id = tm
-        .call("create", json!({}), opts(Caller::InApp))
-        .await
-        .confirm_id()
-        .unwrap()
-        .to_owned();
+    let id = defer(&tm, "create", json!({})).await;
     clock.advance(Duration::from_secs(59));
     tokio::task::yield_now().await;
     assert!(bridge.try_recv().is_none());
@@ -272,10 +219,7 @@ async fn expiry_sends_a_bridge_message_when_the_clock_moves() {
 
 #[tokio::test]
 async fn at_most_max_pending_are_pending_and_the_oldest_expire_first() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, _) = create_tm(Toolmark::builder());
     let mut bridge = tm.bridge();
     let mut ids = Vec::new();
     for n in 0..101 {
@@ -316,18 +260,8 @@ async fn disposal_drops_pending_confirmations() {
     tm.register(guarded("other", &runs), Default::default())
         .unwrap();
     let mut bridge = tm.bridge();
-    let id = tm
-        .call("challenges.create", json!({}), opts(Caller::InApp))
-        .await
-        .confirm_id()
-        .unwrap()
-        .to_owned();
-    let other = tm
-        .call("other", json!({}), opts(Caller::InApp))
-        .await
-        .confirm_id()
-        .unwrap()
-        .to_owned();
+    let id = defer(&tm, "challenges.create", json!({})).await;
+    let other = defer(&tm, "other", json!({})).await;
     scope.dispose();
     let pending = tm.pending_confirmations();
     assert_eq!(pending.len(), 1);
@@ -362,17 +296,9 @@ async fn test_callers_can_be_set_to_deferred() {
 
 #[tokio::test]
 async fn cancel_pending_withdraws_a_confirmation() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, _) = create_tm(Toolmark::builder());
     let mut bridge = tm.bridge();
-    let id = tm
-        .call("create", json!({}), opts(Caller::InApp))
-        .await
-        .confirm_id()
-        .unwrap()
-        .to_owned();
+    let id = defer(&tm, "create", json!({})).await;
     assert!(tm.cancel_pending(&id));
     assert!(!tm.cancel_pending(&id));
     let BridgeMessage::Confirmed { outcome, .. } = bridge.recv().await.unwrap() else {
@@ -387,10 +313,7 @@ async fn cancel_pending_withdraws_a_confirmation() {
 
 #[tokio::test]
 async fn shutdown_expires_every_open_confirmation() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, _) = create_tm(Toolmark::builder());
     let mut bridge = tm.bridge();
     tm.call("create", json!({}), opts(Caller::InApp)).await;
     tm.shutdown();
@@ -403,21 +326,12 @@ async fn shutdown_expires_every_open_confirmation() {
 
 #[tokio::test]
 async fn every_bridge_subscriber_gets_every_message_in_order() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, _) = create_tm(Toolmark::builder());
     let mut a = tm.bridge();
     let mut b = tm.bridge();
     let mut ids = Vec::new();
     for _ in 0..20 {
-        ids.push(
-            tm.call("create", json!({}), opts(Caller::InApp))
-                .await
-                .confirm_id()
-                .unwrap()
-                .to_owned(),
-        );
+        ids.push(defer(&tm, "create", json!({})).await);
     }
     for id in &ids {
         tm.confirm_pending(id, Decision::reject()).await;

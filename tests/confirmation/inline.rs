@@ -54,13 +54,12 @@ async fn the_inline_call_waits_for_the_confirm_queue() {
     tm.register(guarded("create", &runs), Default::default())
         .unwrap();
     let mut updates = queue.subscribe();
-    let call = tokio::spawn({
-        let tm = tm.clone();
-        async move {
-            tm.call("create", json!({"title": "Robotics"}), opts(Caller::Mcp))
-                .await
-        }
-    });
+    let call = spawn_call(
+        &tm,
+        "create",
+        json!({"title": "Robotics"}),
+        opts(Caller::Mcp),
+    );
     updates.changed().await.unwrap();
     let pending = queue.pending();
     assert_eq!(pending.len(), 1);
@@ -93,10 +92,7 @@ async fn an_inline_rejection_with_reason_reaches_the_agent() {
     tm.register(guarded("create", &runs), Default::default())
         .unwrap();
     let mut updates = queue.subscribe();
-    let call = tokio::spawn({
-        let tm = tm.clone();
-        async move { tm.call("create", json!({}), opts(Caller::Tour)).await }
-    });
+    let call = spawn_call(&tm, "create", json!({}), opts(Caller::Tour));
     updates.changed().await.unwrap();
     let id = queue.pending()[0].confirm_id.clone();
     queue.reject_with(&id, "Too expensive").unwrap();
@@ -117,13 +113,7 @@ async fn an_invalid_inline_edit_asks_again_with_the_same_id_and_the_issues() {
     tm.register(guarded("create", &runs), Default::default())
         .unwrap();
     let mut updates = queue.subscribe();
-    let call = tokio::spawn({
-        let tm = tm.clone();
-        async move {
-            tm.call("create", json!({"title": "a"}), opts(Caller::Mcp))
-                .await
-        }
-    });
+    let call = spawn_call(&tm, "create", json!({"title": "a"}), opts(Caller::Mcp));
     updates.changed().await.unwrap();
     let id = queue.pending()[0].confirm_id.clone();
     queue.approve(&id, Some(json!({"title": 42}))).unwrap();
@@ -176,10 +166,7 @@ async fn an_unanswered_inline_confirmation_expires() {
     tm.register(guarded("create", &runs), Default::default())
         .unwrap();
     let mut updates = queue.subscribe();
-    let call = tokio::spawn({
-        let tm = tm.clone();
-        async move { tm.call("create", json!({}), opts(Caller::WebMcp)).await }
-    });
+    let call = spawn_call(&tm, "create", json!({}), opts(Caller::WebMcp));
     updates.changed().await.unwrap();
     clock.advance(Duration::from_secs(600));
     let out = call.await.unwrap();
@@ -201,10 +188,7 @@ async fn max_pending_counts_inline_confirmations_too() {
     let runs = runs();
     tm.register(guarded("create", &runs), Default::default())
         .unwrap();
-    let inline = tokio::spawn({
-        let tm = tm.clone();
-        async move { tm.call("create", json!({}), opts(Caller::Mcp)).await }
-    });
+    let inline = spawn_call(&tm, "create", json!({}), opts(Caller::Mcp));
     let mut updates = queue.subscribe();
     updates.changed().await.unwrap();
     tm.call("create", json!({}), opts(Caller::InApp)).await;
@@ -228,10 +212,7 @@ async fn disposal_drops_an_open_inline_confirmation() {
     let scope = tm.scope("s");
     scope.register(guarded("create", &runs)).unwrap();
     let mut updates = queue.subscribe();
-    let call = tokio::spawn({
-        let tm = tm.clone();
-        async move { tm.call("s.create", json!({}), opts(Caller::Mcp)).await }
-    });
+    let call = spawn_call(&tm, "s.create", json!({}), opts(Caller::Mcp));
     updates.changed().await.unwrap();
     let id = queue.pending()[0].confirm_id.clone();
     scope.dispose();

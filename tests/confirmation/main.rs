@@ -51,3 +51,33 @@ pub(crate) fn code(o: &Outcome) -> Option<RefusalCode> {
 pub(crate) fn json_of(o: &Outcome) -> Value {
     serde_json::to_value(o).unwrap()
 }
+
+/// A toolmark from `builder` with the guarded tool `create` registered.
+pub(crate) fn create_tm(
+    builder: toolmark::ToolmarkBuilder,
+) -> (toolmark::Toolmark, Arc<AtomicUsize>) {
+    let tm = builder.build().unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
+    (tm, runs)
+}
+
+/// Call `name` as the in-app agent (deferred) and return the confirmation id.
+pub(crate) async fn defer(tm: &toolmark::Toolmark, name: &str, input: Value) -> String {
+    let out = tm.call(name, input, opts(Caller::InApp)).await;
+    out.confirm_id()
+        .unwrap_or_else(|| panic!("expected needs_confirmation, got {}", json_of(&out)))
+        .to_owned()
+}
+
+/// Start a call in the background.
+pub(crate) fn spawn_call(
+    tm: &toolmark::Toolmark,
+    name: &'static str,
+    input: Value,
+    options: CallOptions,
+) -> tokio::task::JoinHandle<Outcome> {
+    let tm = tm.clone();
+    tokio::spawn(async move { tm.call(name, input, options).await })
+}

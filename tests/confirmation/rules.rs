@@ -91,10 +91,7 @@ async fn development_events_can_be_switched_off() {
 
 #[tokio::test]
 async fn human_calls_never_need_confirmation() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, runs) = create_tm(Toolmark::builder());
     let out = tm.call("create", json!({}), opts(Caller::Human)).await;
     assert!(out.is_ok());
     assert_eq!(count(&runs), 1);
@@ -197,17 +194,9 @@ async fn the_summary_falls_back_to_title_then_description() {
 
 #[tokio::test]
 async fn approvals_are_auditable_through_events() {
-    let tm = Toolmark::builder().build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, _) = create_tm(Toolmark::builder());
     let mut events = tm.events();
-    let id = tm
-        .call("create", json!({"title": "a"}), opts(Caller::InApp))
-        .await
-        .confirm_id()
-        .unwrap()
-        .to_owned();
+    let id = defer(&tm, "create", json!({"title": "a"})).await;
     tm.confirm_pending(&id, Decision::approve_with(json!({"title": "b"})))
         .await;
     let mut seen = Vec::new();
