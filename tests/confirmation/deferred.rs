@@ -345,3 +345,36 @@ async fn every_bridge_subscriber_gets_every_message_in_order() {
         }
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_run_an_approval_starts_has_the_no_signal_deadline() {
+    let tm = Toolmark::builder()
+        .call_timeout(Duration::from_secs(30))
+        .abort_grace(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    tm.register(
+        toolmark::ToolSpec::new("hang", "Hangs after approval")
+            .effect(toolmark::Effect::Destructive)
+            .handler(|_ctx, _input| async move {
+                std::future::pending::<()>().await;
+                Ok(json!(null))
+            }),
+        Default::default(),
+    )
+    .unwrap();
+    let mut bridge = tm.bridge();
+    let id = defer(&tm, "hang", json!({})).await;
+    let t0 = tokio::time::Instant::now();
+    let out = tm.confirm_pending(&id, Decision::approve()).await;
+    assert_eq!(code(&out), Some(RefusalCode::Cancelled));
+    assert_eq!(
+        t0.elapsed(),
+        Duration::from_secs(32),
+        "30 s deadline + 2 s grace"
+    );
+    let BridgeMessage::Confirmed { outcome, .. } = bridge.recv().await.unwrap() else {
+        unreachable!()
+    };
+    assert_eq!(code(&outcome), Some(RefusalCode::Cancelled));
+}
