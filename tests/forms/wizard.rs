@@ -450,3 +450,35 @@ async fn builder_methods_never_change_a_registered_wizard() {
     assert_eq!(copy.step_names(), ["details", "payment", "extra"]);
     assert_eq!(f.wizard.step_names(), ["details", "payment"]);
 }
+
+#[tokio::test]
+async fn a_validator_may_read_the_wizard_while_next_checks_its_step() {
+    let tm = tm();
+    let wizard_cell: Arc<std::sync::OnceLock<Wizard>> = Arc::default();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (cell, log) = (wizard_cell.clone(), seen.clone());
+    let details = Form::with_validator(Details::default(), move |d: &Details| {
+        if let Some(w) = cell.get() {
+            log.lock().unwrap().push(w.current().to_owned());
+        }
+        required("name", &d.name)
+    });
+    details.set(Details { name: "Ada".into() });
+    let wizard = Wizard::new()
+        .step("details", details, StepOptions::default())
+        .step(
+            "payment",
+            Form::new(Payment::default()),
+            StepOptions::default(),
+        );
+    tm.register_wizard(&tm.scope("w"), wizard.clone()).unwrap();
+    let _ = wizard_cell.set(wizard.clone());
+    let out = tm.call("w.next", json!({}), opts(Caller::InApp)).await;
+    assert!(out.is_ok(), "{}", json_of(&out));
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        !seen.is_empty() && seen.iter().all(|s| s == "details"),
+        "{seen:?}"
+    );
+    assert_eq!(wizard.current(), "payment");
+}

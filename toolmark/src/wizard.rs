@@ -448,10 +448,10 @@ impl WizardInner {
         self.config.steps.get(lock(&self.nav).current)
     }
 
-    /// The `next` run: check the current step, then move on.
+    /// The `next` run: check the current step, then move on. The step is checked
+    /// without holding the wizard's lock, so a validator may read the wizard.
     fn advance(&self) -> Result<Value, ToolError> {
-        let mut nav = lock(&self.nav);
-        let i = nav.current;
+        let i = lock(&self.nav).current;
         let Some(step) = self.config.steps.get(i) else {
             return Err(ToolError::new("The wizard has no steps"));
         };
@@ -461,6 +461,12 @@ impl WizardInner {
         })?;
         if i + 1 >= self.config.steps.len() {
             return Err(ToolError::new("This is the last step: submit the wizard"));
+        }
+        let mut nav = lock(&self.nav);
+        if nav.current != i {
+            return Err(ToolError::new(
+                "The wizard moved to another step while this one was checked; look again",
+            ));
         }
         self.set_current(&mut nav, i + 1);
         Ok(self.position(i + 1))
