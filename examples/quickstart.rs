@@ -50,6 +50,13 @@ async fn clear(board: State<Board>) -> usize {
     n
 }
 
+/// The scripted agent's move: call `tool` as the in-app agent and print the outcome.
+async fn act(tm: &Toolmark, step: &str, tool: &str, input: Value) -> Outcome {
+    let out = tm.call(tool, input, CallOptions::new(Caller::InApp)).await;
+    show(step, &out);
+    out
+}
+
 fn show(step: &str, outcome: &Outcome) {
     let text = match outcome {
         Outcome::Ok { output } => format!("ok → {output}"),
@@ -90,36 +97,29 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fill_schema: &Value = &tm.manifest(Caller::InApp)[1].input_schema;
     println!("\n  input schema of challenges.create.fill:\n  {fill_schema}\n");
 
-    let agent = CallOptions::new(Caller::InApp);
     println!("The agent calls:");
-    let out = tm
-        .call(
-            "challenges.create.fill",
-            json!({"title": "Robotics", "days": 30}),
-            agent.clone(),
-        )
-        .await;
-    show("fill Robotics, 30 days", &out);
-    let out = tm
-        .call(
-            "challenges.create.fill",
-            json!({"title": "Chess", "days": "three"}),
-            agent.clone(),
-        )
-        .await;
-    show("fill Chess, \"three\" days", &out);
-    let out = tm
-        .call(
-            "challenges.create.fill",
-            json!({"title": "Chess", "days": 400}),
-            agent.clone(),
-        )
-        .await;
-    show("fill Chess, 400 days", &out);
-    show(
-        "list",
-        &tm.call("challenges.list", json!({}), agent.clone()).await,
-    );
+    act(
+        &tm,
+        "fill Robotics, 30 days",
+        "challenges.create.fill",
+        json!({"title": "Robotics", "days": 30}),
+    )
+    .await;
+    act(
+        &tm,
+        "fill Chess, \"three\" days",
+        "challenges.create.fill",
+        json!({"title": "Chess", "days": "three"}),
+    )
+    .await;
+    act(
+        &tm,
+        "fill Chess, 400 days",
+        "challenges.create.fill",
+        json!({"title": "Chess", "days": 400}),
+    )
+    .await;
+    act(&tm, "list", "challenges.list", json!({})).await;
 
     // The create dialog closes: its tools disappear, then come back.
     let create = tm.scope_at("challenges.create");
@@ -131,30 +131,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|t| t.name)
         .collect();
     println!("  manifest: {names:?}");
-    let out = tm
-        .call(
-            "challenges.create.fill",
-            json!({"title": "Go", "days": 7}),
-            agent.clone(),
-        )
-        .await;
-    show("fill Go, 7 days", &out);
+    act(
+        &tm,
+        "fill Go, 7 days",
+        "challenges.create.fill",
+        json!({"title": "Go", "days": 7}),
+    )
+    .await;
     create.set_when(true);
     println!("The dialog opens again:");
-    let out = tm
-        .call(
-            "challenges.create.fill",
-            json!({"title": "Go", "days": 7}),
-            agent.clone(),
-        )
-        .await;
-    show("fill Go, 7 days", &out);
+    act(
+        &tm,
+        "fill Go, 7 days",
+        "challenges.create.fill",
+        json!({"title": "Go", "days": 7}),
+    )
+    .await;
 
     // A destructive call waits for the user (deferred mode for in-app agents).
     println!("\nA destructive call:");
     let mut bridge = tm.bridge();
-    let out = tm.call("challenges.clear", json!({}), agent.clone()).await;
-    show("clear", &out);
+    let out = act(&tm, "clear", "challenges.clear", json!({})).await;
     let id = out
         .confirm_id()
         .expect("clear needs confirmation")
@@ -165,6 +162,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(msg) = bridge.recv().await {
         println!("  bridge → agent: {}", serde_json::to_string(&msg)?);
     }
-    show("list", &tm.call("challenges.list", json!({}), agent).await);
+    act(&tm, "list", "challenges.list", json!({})).await;
     Ok(())
 }

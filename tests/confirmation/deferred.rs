@@ -11,10 +11,7 @@ use crate::*;
 #[tokio::test]
 async fn deferred_call_returns_needs_confirmation_and_the_tool_has_not_run() {
     let clock = ManualClock::new();
-    let tm = Toolmark::builder().clock(clock.clone()).build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, runs) = create_tm(Toolmark::builder().clock(clock.clone()));
     let out = tm
         .call("create", json!({"title": "Robotics"}), opts(Caller::InApp))
         .await;
@@ -175,10 +172,7 @@ async fn fifty_concurrent_approvals_of_one_id_run_the_tool_exactly_once() {
 #[tokio::test]
 async fn an_approval_after_expiry_is_expired_by_the_clock_with_no_timer_run() {
     let clock = ManualClock::new();
-    let tm = Toolmark::builder().clock(clock.clone()).build().unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, runs) = create_tm(Toolmark::builder().clock(clock.clone()));
     let id = defer(&tm, "create", json!({})).await;
     // The clock jumps (a laptop slept); nothing has had a chance to run a timer.
     clock.advance(Duration::from_secs(601));
@@ -190,14 +184,11 @@ async fn an_approval_after_expiry_is_expired_by_the_clock_with_no_timer_run() {
 #[tokio::test]
 async fn expiry_sends_a_bridge_message_when_the_clock_moves() {
     let clock = ManualClock::new();
-    let tm = Toolmark::builder()
-        .clock(clock.clone())
-        .confirm_expiry(Duration::from_secs(60))
-        .build()
-        .unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, _) = create_tm(
+        Toolmark::builder()
+            .clock(clock.clone())
+            .confirm_expiry(Duration::from_secs(60)),
+    );
     let mut bridge = tm.bridge();
     let id = defer(&tm, "create", json!({})).await;
     clock.advance(Duration::from_secs(59));
@@ -283,13 +274,7 @@ async fn disposal_drops_pending_confirmations() {
 
 #[tokio::test]
 async fn test_callers_can_be_set_to_deferred() {
-    let tm = Toolmark::builder()
-        .confirm_mode(Caller::Test, ConfirmMode::Deferred)
-        .build()
-        .unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, _) = create_tm(Toolmark::builder().confirm_mode(Caller::Test, ConfirmMode::Deferred));
     let out = tm.call("create", json!({}), opts(Caller::Test)).await;
     assert_eq!(out.status(), "needs_confirmation");
 }

@@ -10,13 +10,8 @@ use crate::*;
 
 #[tokio::test]
 async fn webmcp_mcp_and_tour_never_see_needs_confirmation() {
-    let tm = Toolmark::builder()
-        .confirm_handler(|_req| async { Decision::approve() })
-        .build()
-        .unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, runs) =
+        create_tm(Toolmark::builder().confirm_handler(|_req| async { Decision::approve() }));
     for caller in [Caller::WebMcp, Caller::Mcp, Caller::Tour] {
         let out = tm.call("create", json!({"title": "x"}), opts(caller)).await;
         assert_eq!(out.status(), "ok", "{caller}");
@@ -46,13 +41,7 @@ fn only_inapp_and_test_modes_are_configurable() {
 #[tokio::test]
 async fn the_inline_call_waits_for_the_confirm_queue() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder()
-        .confirm_handler(queue.handler())
-        .build()
-        .unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, runs) = create_tm(Toolmark::builder().confirm_handler(queue.handler()));
     let mut updates = queue.subscribe();
     let call = spawn_call(
         &tm,
@@ -84,13 +73,7 @@ async fn the_inline_call_waits_for_the_confirm_queue() {
 #[tokio::test]
 async fn an_inline_rejection_with_reason_reaches_the_agent() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder()
-        .confirm_handler(queue.handler())
-        .build()
-        .unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, runs) = create_tm(Toolmark::builder().confirm_handler(queue.handler()));
     let mut updates = queue.subscribe();
     let call = spawn_call(&tm, "create", json!({}), opts(Caller::Tour));
     updates.changed().await.unwrap();
@@ -105,13 +88,7 @@ async fn an_inline_rejection_with_reason_reaches_the_agent() {
 #[tokio::test]
 async fn an_invalid_inline_edit_asks_again_with_the_same_id_and_the_issues() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder()
-        .confirm_handler(queue.handler())
-        .build()
-        .unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, runs) = create_tm(Toolmark::builder().confirm_handler(queue.handler()));
     let mut updates = queue.subscribe();
     let call = spawn_call(&tm, "create", json!({"title": "a"}), opts(Caller::Mcp));
     updates.changed().await.unwrap();
@@ -157,14 +134,11 @@ async fn an_inline_approval_after_expiry_is_expired_by_the_clock() {
 async fn an_unanswered_inline_confirmation_expires() {
     let clock = ManualClock::new();
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder()
-        .clock(clock.clone())
-        .confirm_handler(queue.handler())
-        .build()
-        .unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, _) = create_tm(
+        Toolmark::builder()
+            .clock(clock.clone())
+            .confirm_handler(queue.handler()),
+    );
     let mut updates = queue.subscribe();
     let call = spawn_call(&tm, "create", json!({}), opts(Caller::WebMcp));
     updates.changed().await.unwrap();
@@ -180,14 +154,11 @@ async fn an_unanswered_inline_confirmation_expires() {
 #[tokio::test]
 async fn max_pending_counts_inline_confirmations_too() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder()
-        .confirm_handler(queue.handler())
-        .max_pending(2)
-        .build()
-        .unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, _) = create_tm(
+        Toolmark::builder()
+            .confirm_handler(queue.handler())
+            .max_pending(2),
+    );
     let inline = spawn_call(&tm, "create", json!({}), opts(Caller::Mcp));
     let mut updates = queue.subscribe();
     updates.changed().await.unwrap();
@@ -224,13 +195,7 @@ async fn disposal_drops_an_open_inline_confirmation() {
 #[tokio::test]
 async fn the_callers_signal_ends_an_open_inline_confirmation() {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder()
-        .confirm_handler(queue.handler())
-        .build()
-        .unwrap();
-    let runs = runs();
-    tm.register(guarded("create", &runs), Default::default())
-        .unwrap();
+    let (tm, runs) = create_tm(Toolmark::builder().confirm_handler(queue.handler()));
     let token = tokio_util::sync::CancellationToken::new();
     let mut updates = queue.subscribe();
     let call = tokio::spawn({

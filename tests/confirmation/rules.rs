@@ -231,10 +231,7 @@ fn confirm_ids_are_unguessable_and_unique() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let tm = Toolmark::builder().max_pending(1000).build().unwrap();
-        let runs = runs();
-        tm.register(guarded("create", &runs), Default::default())
-            .unwrap();
+        let (tm, _) = create_tm(Toolmark::builder().max_pending(1000));
         let mut ids = std::collections::HashSet::new();
         for _ in 0..500 {
             let out = tm.call("create", json!({}), opts(Caller::InApp)).await;

@@ -107,16 +107,30 @@ fn short(name: &str) -> &str {
 }
 
 /// Issues at sensitive locations never quote the value; no issue carries a secret.
-pub(crate) fn safe_issues(mut issues: Vec<Issue>, matcher: &Matcher, input: &Value) -> Vec<Issue> {
+pub(crate) fn safe_issues(issues: Vec<Issue>, matcher: &Matcher, input: &Value) -> Vec<Issue> {
     if matcher.is_empty() {
         return issues;
     }
+    withhold_in(issues, matcher, &matcher.secrets(input))
+}
+
+/// A tool's error with the secrets of `input` scrubbed from its message and issues.
+pub(crate) fn scrub_error(mut e: ToolError, matcher: &Matcher, input: &Value) -> ToolError {
+    if matcher.is_empty() {
+        return e;
+    }
     let secrets = matcher.secrets(input);
+    e.message = scrub(&e.message, &secrets);
+    e.issues = withhold_in(e.issues, matcher, &secrets);
+    e
+}
+
+fn withhold_in(mut issues: Vec<Issue>, matcher: &Matcher, secrets: &[String]) -> Vec<Issue> {
     for issue in &mut issues {
         if matcher.matches(&issue.path) {
             issue.message = withhold_value(&issue.message);
         }
-        issue.message = scrub(&issue.message, &secrets);
+        issue.message = scrub(&issue.message, secrets);
     }
     issues
 }
@@ -181,16 +195,28 @@ impl Inner {
                 }
             }
         };
+        self.call_finished(name, caller, started, &outcome);
+        outcome
+    }
+
+    /// The `call_finished` event of a call that began at `started` (`None`: nobody
+    /// was listening when it began).
+    pub(crate) fn call_finished(
+        &self,
+        tool: &str,
+        caller: Caller,
+        started: Option<tokio::time::Instant>,
+        outcome: &Outcome,
+    ) {
         if let Some(started) = started {
             self.emit(|| Event::CallFinished {
-                tool: short(name).to_owned(),
+                tool: short(tool).to_owned(),
                 caller,
                 status: outcome.status(),
                 code: outcome.refusal_code(),
                 duration: started.elapsed(),
             });
         }
-        outcome
     }
 
     /// Steps 1–4, synchronous: lookup, allow, validate, and the deferred
@@ -561,7 +587,7 @@ impl Held {
     }
 }
 
-async fn maybe_cancelled(signal: Option<&CancellationToken>) {
+pub(crate) async fn maybe_cancelled(signal: Option<&CancellationToken>) {
     match signal {
         Some(s) => s.cancelled().await,
         None => std::future::pending().await,
@@ -608,15 +634,7 @@ pub(crate) fn finish(
     shared: &CallShared,
     matcher: impl FnOnce() -> Matcher,
 ) -> Outcome {
-    let scrubbed = |mut e: ToolError| {
-        let matcher = matcher();
-        if !matcher.is_empty() {
-            let secrets = matcher.secrets(&shared.input);
-            e.message = scrub(&e.message, &secrets);
-            e.issues = safe_issues(e.issues, &matcher, &shared.input);
-        }
-        e
-    };
+    let scrubbed = |e: ToolError| scrub_error(e, &matcher(), &shared.input);
     match end {
         RunEnd::Done(Ok(output)) => Outcome::Ok { output },
         RunEnd::Done(Err(e)) => Outcome::Error(scrubbed(e)),

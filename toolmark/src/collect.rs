@@ -67,7 +67,7 @@ impl Toolmark {
             .into_iter()
             .map(|r| (r.to_spec(), self.scope_at(r.scope)))
             .collect();
-        self.inner().register_all(specs)
+        self.inner.register_all(specs)
     }
 
     /// Every collected `#[tool]` fn in the binary (registered or not).

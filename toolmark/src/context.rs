@@ -38,6 +38,28 @@ impl<T: fmt::Debug> fmt::Debug for State<T> {
     }
 }
 
+/// App states by type: the builder's `.state(value)`s, or a test context's.
+#[derive(Default)]
+pub(crate) struct StateMap(
+    std::collections::HashMap<std::any::TypeId, Arc<dyn std::any::Any + Send + Sync>>,
+);
+
+impl StateMap {
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, state: T) {
+        self.0.insert(std::any::TypeId::of::<T>(), Arc::new(state));
+    }
+
+    pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.0
+            .get(&std::any::TypeId::of::<T>())
+            .and_then(|s| Arc::clone(s).downcast::<T>().ok())
+    }
+
+    pub(crate) fn contains(&self, type_id: std::any::TypeId) -> bool {
+        self.0.contains_key(&type_id)
+    }
+}
+
 /// Progress a tool reports with [`ToolContext::progress`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Progress {
@@ -215,10 +237,7 @@ pub(crate) enum Origin {
     /// An undo restorer.
     Undo { inner: Arc<Inner>, tool: Arc<str> },
     /// A context made by `toolmark::testing`.
-    Test {
-        tool: Arc<str>,
-        states: crate::testing::TestStates,
-    },
+    Test { tool: Arc<str>, states: StateMap },
 }
 
 /// Shared by a call's context clones.
@@ -285,7 +304,7 @@ impl ToolContext {
                     caller: Caller::Human,
                     origin: Origin::Test {
                         tool: Arc::from("detached"),
-                        states: crate::testing::TestStates::default(),
+                        states: StateMap::default(),
                     },
                     signal: Signal::new(None),
                     input: Value::Null,

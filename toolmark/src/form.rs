@@ -129,10 +129,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
-use crate::call::safe_issues;
+use crate::call::{safe_issues, scrub_error};
 use crate::input::{decode_typed, downcast, output_to_value, NoInput};
 use crate::scope::lock;
-use crate::sensitive::{resolve_path, scrub, Matcher, NameMode, SensitivePath};
+use crate::sensitive::{Matcher, NameMode};
 use crate::tool::{ChangesFn, DecodeFn, RunFn, StaleCheck};
 use crate::{
     Change, Decoded, Effect, Issue, Refusal, RefusalCode, RegisterError, Scope, ToolContext,
@@ -402,29 +402,13 @@ pub(crate) fn sensitive_matcher(
     schema: &Value,
     tool: &str,
 ) -> Result<Matcher, RegisterError> {
-    let mut resolved = Vec::with_capacity(paths.len());
-    for p in paths {
-        let invalid = |reason: String| RegisterError::InvalidSensitivePath {
+    crate::sensitive::resolve_all(paths, schema, NameMode::Json)
+        .map(Matcher::new)
+        .map_err(|(path, reason)| RegisterError::InvalidSensitivePath {
             tool: tool.to_owned(),
-            path: p.clone(),
+            path,
             reason,
-        };
-        // `json:` (the macro's marker for JSON names) is accepted, and changes nothing.
-        let text = p.strip_prefix("json:").unwrap_or(p);
-        let parsed = SensitivePath::parse(text).map_err(|e| invalid(e.to_string()))?;
-        resolved.push(resolve_path(&parsed, schema, NameMode::Json).map_err(invalid)?);
-    }
-    Ok(Matcher::new(resolved))
-}
-
-/// A tool error with the secrets of `values` scrubbed from its message and issues.
-pub(crate) fn scrub_error(mut e: ToolError, matcher: &Matcher, values: &Value) -> ToolError {
-    if matcher.is_empty() {
-        return e;
-    }
-    e.message = scrub(&e.message, &matcher.secrets(values));
-    e.issues = safe_issues(e.issues, matcher, values);
-    e
+        })
 }
 
 /// One change per top-level field of `values` (the whole value at `""` when it is

@@ -316,9 +316,6 @@ pub trait ToolInput: DeserializeOwned + schemars::JsonSchema + Send + 'static {}
 
 impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> ToolInput for T {}
 
-/// Fails to compile unless `T` can be a tool input.
-pub const fn assert_input<T: ToolInput>() {}
-
 /// What a `#[tool]` output type must implement.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool output",
@@ -328,9 +325,6 @@ pub const fn assert_input<T: ToolInput>() {}
 pub trait ToolOutput: Serialize {}
 
 impl<T: Serialize + ?Sized> ToolOutput for T {}
-
-/// Fails to compile unless `T` can be a tool output.
-pub const fn assert_output<T: ToolOutput + ?Sized>() {}
 
 /// What the error type of a `#[tool]` fn returning `Result<T, E>` must implement.
 #[diagnostic::on_unimplemented(

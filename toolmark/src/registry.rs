@@ -60,23 +60,10 @@ impl ToolEntry {
     pub(crate) fn matcher(&self) -> Matcher {
         match &self.sensitive {
             EntrySensitive::Static(m) => m.clone(),
-            EntrySensitive::Dynamic { paths, schema } => match paths() {
-                Ok(list) => {
-                    let mut resolved = Vec::with_capacity(list.len());
-                    for p in &list {
-                        let (text, mode) = split_mode(p, NameMode::Json);
-                        match SensitivePath::parse(text)
-                            .map_err(|e| e.to_string())
-                            .and_then(|p| sensitive::resolve_path(&p, schema, mode))
-                        {
-                            Ok(p) => resolved.push(p),
-                            Err(_) => return Matcher::unreadable(),
-                        }
-                    }
-                    Matcher::new(resolved)
-                }
-                Err(_) => Matcher::unreadable(),
-            },
+            EntrySensitive::Dynamic { paths, schema } => paths()
+                .ok()
+                .and_then(|list| sensitive::resolve_all(&list, schema, NameMode::Json).ok())
+                .map_or_else(Matcher::unreadable, Matcher::new),
         }
     }
 
@@ -103,14 +90,6 @@ impl ToolEntry {
                 .clone()
                 .unwrap_or_else(|| self.info.description.clone()),
         }
-    }
-}
-
-/// `json:` before a macro path means it names JSON properties, not Rust fields.
-fn split_mode(path: &str, default: NameMode) -> (&str, NameMode) {
-    match path.strip_prefix("json:") {
-        Some(rest) => (rest, NameMode::Json),
-        None => (path, default),
     }
 }
 
@@ -170,6 +149,11 @@ pub(crate) fn prepare(
         .unwrap_or_else(|| Arc::new(json!({"type": "object"})));
 
     // Sensitive paths: parsed, mapped onto the schema's JSON names, marked writeOnly.
+    let invalid_path = |(path, reason): (String, String)| RegisterError::InvalidSensitivePath {
+        tool: full.clone(),
+        path,
+        reason,
+    };
     let (sensitive, marked_paths) = match spec.sensitive {
         SensitiveSource::Static { paths, rust_names } => {
             let default = if rust_names {
@@ -177,39 +161,21 @@ pub(crate) fn prepare(
             } else {
                 NameMode::Json
             };
-            let mut resolved = Vec::with_capacity(paths.len());
-            for p in &paths {
-                let (text, mode) = split_mode(p, default);
-                let invalid = |reason: String| RegisterError::InvalidSensitivePath {
-                    tool: full.clone(),
-                    path: p.clone(),
-                    reason,
-                };
-                let parsed = SensitivePath::parse(text).map_err(|e| invalid(e.to_string()))?;
-                resolved
-                    .push(sensitive::resolve_path(&parsed, &raw_schema, mode).map_err(invalid)?);
-            }
+            let resolved =
+                sensitive::resolve_all(&paths, &raw_schema, default).map_err(invalid_path)?;
             (
                 EntrySensitive::Static(Matcher::new(resolved.clone())),
                 resolved,
             )
         }
         SensitiveSource::Dynamic(paths) => {
-            let mut marked = Vec::new();
-            if let Ok(list) = paths() {
-                for p in &list {
-                    let (text, mode) = split_mode(p, NameMode::Json);
-                    let invalid = |reason: String| RegisterError::InvalidSensitivePath {
-                        tool: full.clone(),
-                        path: p.clone(),
-                        reason,
-                    };
-                    let parsed = SensitivePath::parse(text).map_err(|e| invalid(e.to_string()))?;
-                    marked.push(
-                        sensitive::resolve_path(&parsed, &raw_schema, mode).map_err(invalid)?,
-                    );
-                }
-            }
+            // Read once now to check and mark them; a failure here is tolerated
+            // (the whole input then counts as sensitive at call time).
+            let marked = match paths() {
+                Ok(list) => sensitive::resolve_all(&list, &raw_schema, NameMode::Json)
+                    .map_err(invalid_path)?,
+                Err(_) => Vec::new(),
+            };
             (
                 EntrySensitive::Dynamic {
                     paths,
@@ -228,7 +194,7 @@ pub(crate) fn prepare(
     };
 
     for need in &spec.states {
-        if !config.states.contains_key(&need.type_id) {
+        if !config.states.contains(need.type_id) {
             return Err(RegisterError::MissingState {
                 tool: full,
                 type_name: need.type_name,

@@ -1,14 +1,12 @@
 //! Helpers for tests: [`test_toolmark`] and a [`ToolContext`] for calling a tool fn
 //! directly.
 
-use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{CallShared, Deadline, Origin, Signal};
+use crate::context::{CallShared, Deadline, Origin, Signal, StateMap};
 use crate::{Caller, Decision, ToolContext, Toolmark, ToolmarkBuilder};
 
 /// A toolmark for tests: the production confirmation modes (inapp deferred, test
@@ -43,18 +41,6 @@ pub fn test_toolmark_builder() -> ToolmarkBuilder {
     Toolmark::builder().confirm_handler(|_req| async { Decision::approve() })
 }
 
-/// States for a test context.
-#[derive(Default)]
-pub(crate) struct TestStates(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
-
-impl TestStates {
-    pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.0
-            .get(&TypeId::of::<T>())
-            .and_then(|s| Arc::clone(s).downcast::<T>().ok())
-    }
-}
-
 /// Builds a [`ToolContext`] for calling a `#[tool]` fn directly in a unit test.
 ///
 /// ```
@@ -71,7 +57,7 @@ pub fn context(caller: Caller) -> TestContext {
     TestContext {
         caller,
         tool: "test".to_owned(),
-        states: TestStates::default(),
+        states: StateMap::default(),
         signal: CancellationToken::new(),
     }
 }
@@ -80,7 +66,7 @@ pub fn context(caller: Caller) -> TestContext {
 pub struct TestContext {
     caller: Caller,
     tool: String,
-    states: TestStates,
+    states: StateMap,
     signal: CancellationToken,
 }
 
@@ -104,7 +90,7 @@ impl TestContext {
     /// A state for `ctx.state::<T>()` and `State<T>`.
     #[must_use]
     pub fn state<T: Send + Sync + 'static>(mut self, state: T) -> Self {
-        self.states.0.insert(TypeId::of::<T>(), Arc::new(state));
+        self.states.insert(state);
         self
     }
 

@@ -1,6 +1,5 @@
 //! [`Toolmark`], its builder and configuration.
 
-use std::any::{Any, TypeId};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -38,7 +37,7 @@ pub(crate) struct Config {
     pub(crate) abort_grace: Duration,
     pub(crate) max_pending: usize,
     pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) states: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    pub(crate) states: crate::context::StateMap,
     pub(crate) dev_events: bool,
     pub(crate) limits: InputLimits,
     pub(crate) allow_unknown_fields: bool,
@@ -123,10 +122,7 @@ impl ToolmarkBuilder {
     /// App state for `State<T>` extractors and [`ToolContext::state`](crate::ToolContext::state).
     /// One value per type; call again for other types.
     pub fn state<T: Send + Sync + 'static>(mut self, state: T) -> Self {
-        self.config.states.insert(
-            TypeId::of::<T>(),
-            Arc::new(state) as Arc<dyn Any + Send + Sync>,
-        );
+        self.config.states.insert(state);
         self
     }
 
@@ -303,7 +299,7 @@ impl Toolmark {
                 abort_grace: Duration::from_secs(5),
                 max_pending: 100,
                 clock: Arc::new(SystemClock),
-                states: HashMap::new(),
+                states: Default::default(),
                 dev_events: cfg!(debug_assertions),
                 limits: InputLimits {
                     max_depth: 64,
@@ -779,11 +775,6 @@ async fn sweeper(
 }
 
 impl Toolmark {
-    /// Run `f` with every collected `#[tool]` record.
-    pub(crate) fn inner(&self) -> &Arc<Inner> {
-        &self.inner
-    }
-
     /// A state value given to the builder.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.inner.state::<T>()
@@ -792,10 +783,7 @@ impl Toolmark {
 
 impl Inner {
     pub(crate) fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.config
-            .states
-            .get(&TypeId::of::<T>())
-            .and_then(|s| Arc::clone(s).downcast::<T>().ok())
+        self.config.states.get::<T>()
     }
 }
 

@@ -79,10 +79,8 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tokio::sync::watch;
 
-use crate::call::safe_issues;
-use crate::form::{
-    fill_spec, prefix_issues, register_specs, scrub_error, stale_check, value_changes,
-};
+use crate::call::{safe_issues, scrub_error};
+use crate::form::{fill_spec, prefix_issues, register_specs, stale_check, value_changes};
 use crate::input::{decode_typed, output_to_value, schema_for, NoInput};
 use crate::scope::lock;
 use crate::sensitive::{Matcher, Seg, SensitivePath};

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::store::{DropReason, Pending, PendingKind};
 use super::{diff_paths, new_confirm_id, Ask, ConfirmRequest, ConfirmResult, Decision};
-use crate::call::safe_issues;
+use crate::call::{maybe_cancelled, safe_issues};
 use crate::context::Deadline;
 use crate::event::{BridgeMessage, Event};
 use crate::registry::ToolEntry;
@@ -249,23 +249,8 @@ impl Inner {
         let outcome = self
             .execute(Arc::clone(entry), Caller::Human, None, None, input, decoded)
             .await;
-        if let Some(started) = started {
-            self.emit(|| Event::CallFinished {
-                tool: entry.name.to_string(),
-                caller: Caller::Human,
-                status: outcome.status(),
-                code: outcome.refusal_code(),
-                duration: started.elapsed(),
-            });
-        }
+        self.call_finished(&entry.name, Caller::Human, started, &outcome);
         outcome
-    }
-}
-
-async fn maybe_cancelled(signal: Option<&CancellationToken>) {
-    match signal {
-        Some(s) => s.cancelled().await,
-        None => std::future::pending().await,
     }
 }
 

@@ -31,6 +31,29 @@ pub(crate) use path::{PathError, Seg, SensitivePath};
 pub(crate) use redact::Matcher;
 pub(crate) use schema::{mark_write_only, resolve_path, NameMode};
 
+/// Parse and resolve every path of a tool against its input `schema`. A `json:`
+/// prefix names JSON properties; any other path is read in `default` mode. The
+/// first path that fails is returned with the reason.
+pub(crate) fn resolve_all(
+    paths: &[String],
+    schema: &serde_json::Value,
+    default: NameMode,
+) -> Result<Vec<SensitivePath>, (String, String)> {
+    paths
+        .iter()
+        .map(|p| {
+            let (text, mode) = match p.strip_prefix("json:") {
+                Some(rest) => (rest, NameMode::Json),
+                None => (p.as_str(), default),
+            };
+            SensitivePath::parse(text)
+                .map_err(|e| e.to_string())
+                .and_then(|parsed| resolve_path(&parsed, schema, mode))
+                .map_err(|reason| (p.clone(), reason))
+        })
+        .collect()
+}
+
 /// The placeholder that stands for a sensitive value in every payload toward an
 /// approver or observer.
 pub(crate) const REDACTED: &str = "[redacted]";
