@@ -72,7 +72,7 @@ impl fmt::Display for Caller {
     }
 }
 
-/// How a caller gets the user's approval for a consequential or destructive call (§7).
+/// How a caller gets the user's approval for a consequential or destructive call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ConfirmMode {

@@ -1,4 +1,4 @@
-//! Observability (§9): the [`Event`] broadcast and the confirmation [`Bridge`].
+//! Observability: the [`Event`] broadcast and the confirmation [`Bridge`].
 //!
 //! [`Toolmark::events`](crate::Toolmark::events) is a `tokio::sync::broadcast`: a
 //! subscriber that falls more than its capacity behind loses the oldest events (its

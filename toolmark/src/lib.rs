@@ -5,13 +5,13 @@
 //! JSON input schema, checks it at registration, and serves it to humans, in-app
 //! agents, MCP clients, browser agents, product tours and tests:
 //!
-//! - **Confirmation** (§7): consequential and destructive calls wait for the user,
+//! - **Confirmation**: consequential and destructive calls wait for the user,
 //!   deferred (`needs_confirmation`, then [`Toolmark::confirm_pending`]) or inline
 //!   (a [`ConfirmHandler`] such as [`ConfirmQueue`]).
 //! - **Secrets** never reach an approver or an observer: sensitive input paths are
 //!   `"[redacted]"` in every confirmation payload, event and `Debug`, and restored
 //!   when an approver edits the input.
-//! - **Scopes** (§5) show, hide and dispose whole groups of tools; each scope runs
+//! - **Scopes** show, hide and dispose whole groups of tools; each scope runs
 //!   its calls in order, under a deadline, and a hung tool cannot block it.
 //!
 //! ```
@@ -38,9 +38,10 @@
 //! # }
 //! ```
 //!
-//! Module map: [`scope`] (§5), [`confirm`](crate::ConfirmQueue) (§7),
-//! [`clock`], [`event`] (§9), [`testing`].
-//! Forms, wizards and undo (§8): [`form`], [`wizard`].
+//! Where to look: [`scope`] (groups, visibility, queues), [`ConfirmQueue`] and
+//! [`Toolmark::confirm_pending`] (confirmation), [`clock`], [`event`] (events and the
+//! bridge), [`testing`]; forms and wizards in [`form`] and [`wizard`], undo in
+//! [`ToolContext::on_undo`] and [`Toolmark::undo`].
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
@@ -48,48 +49,43 @@
 mod call;
 mod caller;
 pub mod clock;
-mod collect;
 mod confirm;
-mod context;
 mod error;
 pub mod event;
-pub mod form;
-mod gate;
-mod input;
-mod outcome;
-mod registry;
+mod forms;
+mod payload;
 pub mod scope;
 mod sensitive;
-mod summary;
+mod sync;
 pub mod testing;
-mod tool;
 mod toolmark;
-mod undo;
-pub mod wizard;
+mod tools;
+
+pub use crate::forms::{form, wizard};
 
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::private::*;
+    pub use crate::tools::private::*;
 }
-mod private;
 
+pub use crate::call::context::{Progress, State, ToolContext};
+pub use crate::call::input::NoInput;
+pub use crate::call::outcome::{Issue, Outcome, Refusal, RefusalCode, ToolError};
 pub use crate::call::CallOptions;
 pub use crate::caller::{Caller, CallerSet, ConfirmMode};
-pub use crate::collect::Collected;
 pub use crate::confirm::{
     Ask, Change, ConfirmHandler, ConfirmQueue, ConfirmRequest, ConfirmResult, Decision,
     PendingConfirmation, QueueHandler,
 };
-pub use crate::context::{Progress, State, ToolContext};
 pub use crate::error::{CollectError, ConfigError, RegisterError};
 pub use crate::event::{Bridge, BridgeMessage, Event, Events};
-pub use crate::form::{Form, FormOptions, OnSubmit};
-pub use crate::input::NoInput;
-pub use crate::outcome::{Issue, Outcome, Refusal, RefusalCode, ToolError};
+pub use crate::forms::form::{Form, FormOptions, OnSubmit};
+pub use crate::forms::wizard::{StepOptions, Wizard, WizardValues};
 pub use crate::scope::{Scope, ScopeGuard, ScopeOptions};
-pub use crate::tool::{Decoded, Effect, StateNeed, ToolAnnotations, ToolInfo, ToolSpec};
 pub use crate::toolmark::{RegisterOptions, Toolmark, ToolmarkBuilder};
-pub use crate::wizard::{StepOptions, Wizard, WizardValues};
+pub use crate::tools::collect::Collected;
+pub use crate::tools::spec::{Decoded, Effect, StateNeed, ToolAnnotations, ToolInfo, ToolSpec};
+
 /// Turns a fn into a tool: `#[tool(...)]` generates its input schema, its table of
 /// sensitive paths and its registration, collected by
 /// [`Toolmark::register_collected`].

@@ -1,4 +1,4 @@
-//! Scopes (§5): groups of tools that share a name prefix, visibility, a queue and a
+//! Scopes: groups of tools that share a name prefix, visibility, a queue and a
 //! lifetime.
 //!
 //! - `tm.scope(name)` creates (or returns) a root-level scope; nesting is only through
@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::sync::lock;
 use crate::toolmark::Inner;
 use crate::{RegisterError, ToolSpec};
 
@@ -79,7 +80,7 @@ pub(crate) struct ScopeNode {
     /// registry lock for writes).
     pub(crate) tools: Mutex<Vec<Arc<str>>>,
     /// The scope's queue: one run at a time, FIFO.
-    pub(crate) queue: crate::gate::Gate,
+    pub(crate) queue: crate::call::gate::Gate,
     /// Calls waiting for the permit.
     pub(crate) waiting: AtomicUsize,
 }
@@ -98,7 +99,7 @@ impl ScopeNode {
             dispose_token: CancellationToken::new(),
             children: Mutex::new(HashMap::new()),
             tools: Mutex::new(Vec::new()),
-            queue: crate::gate::Gate::new(),
+            queue: crate::call::gate::Gate::new(),
             waiting: AtomicUsize::new(0),
         })
     }
@@ -134,7 +135,7 @@ impl ScopeNode {
             dispose_token: self.dispose_token.child_token(),
             children: Mutex::new(HashMap::new()),
             tools: Mutex::new(Vec::new()),
-            queue: crate::gate::Gate::new(),
+            queue: crate::call::gate::Gate::new(),
             waiting: AtomicUsize::new(0),
         });
         if !self.is_disposed() {
@@ -188,10 +189,6 @@ impl ScopeNode {
         self.dispose_token.cancel();
         all
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A handle to a scope. Cheap to clone; every clone names the same scope.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{CallShared, Deadline, Origin, Signal, StateMap};
+use crate::call::context::{CallShared, Deadline, Origin, Signal, StateMap};
 use crate::{Caller, Decision, ToolContext, Toolmark, ToolmarkBuilder};
 
 /// A toolmark for tests: the production confirmation modes (inapp deferred, test

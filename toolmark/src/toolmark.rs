@@ -10,13 +10,14 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 
+use crate::call::input::InputLimits;
+use crate::call::undo::UndoEntry;
 use crate::clock::{Clock, SystemClock};
 use crate::confirm::store::{DropReason, Pending, PendingKind, PendingStore};
 use crate::event::{Bridge, BridgeMessage, Event, Events};
-use crate::input::InputLimits;
-use crate::registry::{prepare, ToolEntry};
-use crate::scope::{lock, ScopeNode};
-use crate::undo::UndoEntry;
+use crate::scope::ScopeNode;
+use crate::sync::lock;
+use crate::tools::registry::{prepare, ToolEntry};
 use crate::{
     Caller, CollectError, ConfigError, ConfirmHandler, ConfirmMode, Outcome, PendingConfirmation,
     Refusal, RefusalCode, RegisterError, Scope, ScopeOptions, ToolInfo, ToolSpec,
@@ -37,7 +38,7 @@ pub(crate) struct Config {
     pub(crate) abort_grace: Duration,
     pub(crate) max_pending: usize,
     pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) states: crate::context::StateMap,
+    pub(crate) states: crate::call::context::StateMap,
     pub(crate) dev_events: bool,
     pub(crate) limits: InputLimits,
     pub(crate) allow_unknown_fields: bool,

@@ -9,13 +9,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::store::{DropReason, Pending, PendingKind};
 use super::{diff_paths, new_confirm_id, Ask, ConfirmRequest, ConfirmResult, Decision};
+use crate::call::context::Deadline;
 use crate::call::{maybe_cancelled, safe_issues};
-use crate::context::Deadline;
 use crate::event::{BridgeMessage, Event};
-use crate::registry::ToolEntry;
-use crate::scope::lock;
 use crate::sensitive::Matcher;
+use crate::sync::lock;
 use crate::toolmark::{drop_refusal, Inner};
+use crate::tools::registry::ToolEntry;
 use crate::{
     Caller, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext, Toolmark,
 };
@@ -346,7 +346,7 @@ pub(crate) async fn inline_confirm(
     }
 }
 
-/// `ctx.confirm` (§7): never fails, never panics.
+/// `ctx.confirm`: never fails, never panics.
 pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
     let call = &ctx.call;
     if call.caller == Caller::Human {

@@ -1,23 +1,9 @@
-//! Confirmation (§7): deferred and inline modes.
+//! Confirmation: deferred and inline modes, the confirm handler and queue, and the
+//! store of pending confirmations. Redaction of what an approver sees comes from
+//! `sensitive/`; this module never writes its own.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
-
-/// One change a confirmation shows the approver: the value at `path` before and after.
-///
-/// `path` is dotted like an [`Issue`](crate::Issue) path (`cards.0.cvc`). JSON:
-/// `{"path", "before", "after"}`.
-#[derive(Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct Change {
-    /// Where the change is, dotted (`cards.0`); `""` is the whole input.
-    pub path: String,
-    /// The value before the change (`None`: it did not exist).
-    #[serde(default)]
-    pub before: Option<Value>,
-    /// The value after the change (`None`: it is removed).
-    #[serde(default)]
-    pub after: Option<Value>,
-}
 
 mod flow;
 mod queue;
@@ -32,18 +18,8 @@ use std::time::SystemTime;
 
 use futures_util::future::BoxFuture;
 
+pub use crate::payload::Change;
 use crate::{Caller, Issue};
-
-impl fmt::Debug for Change {
-    /// Shows the path only: a change's values may hold secrets.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Change")
-            .field("path", &self.path)
-            .field("before", &self.before.as_ref().map(|_| ".."))
-            .field("after", &self.after.as_ref().map(|_| ".."))
-            .finish()
-    }
-}
 
 impl Change {
     /// A change of the value at `path` from `before` to `after`.

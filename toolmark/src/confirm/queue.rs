@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
 use super::{ConfirmHandler, ConfirmRequest, Decision};
-use crate::scope::lock;
+use crate::sync::lock;
 use crate::{Refusal, RefusalCode};
 
 /// A list of open inline confirmations that the app renders and answers.

@@ -9,8 +9,8 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::{Change, PendingConfirmation};
-use crate::registry::ToolEntry;
-use crate::tool::Decoded;
+use crate::tools::registry::ToolEntry;
+use crate::tools::spec::Decoded;
 use crate::{Caller, Refusal};
 
 /// Why an open confirmation was dropped without an answer.

@@ -1,4 +1,4 @@
-//! Sensitive values (§3, §6, §7, §11): the sensitive-path grammar, checking paths against
+//! Sensitive values: the sensitive-path grammar, checking paths against
 //! an input schema, `writeOnly` marks, redaction of confirmation payloads, restoring
 //! secrets into an approver's edited input, and keeping secrets out of messages.
 //!

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::path::{Seg, SensitivePath};
 use super::{scrub, withhold_value, Matcher, REDACTED};
-use crate::confirm::Change;
+use crate::payload::Change;
 
 /// One step of a location, typed (the oracle does not use the module's own matching).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::path::{location_steps, Seg, SensitivePath, Step};
 use super::REDACTED;
-use crate::confirm::Change;
+use crate::payload::Change;
 
 /// The path that names the whole input (used when the list cannot be read).
 static WHOLE_INPUT: [SensitivePath; 1] = [SensitivePath::ROOT];

@@ -1,5 +1,5 @@
-//! Restoring secrets into an approver's edited input (the seed's "Sensitive values"
-//! rule, §7).
+//! Restoring secrets into an approver's edited input (the "Sensitive values" rule
+//! of confirmation).
 //!
 //! The approver was shown `redact(original)`. Walking the edited value alongside the
 //! original:
@@ -30,8 +30,8 @@ use serde_json::{Map, Value};
 use super::path::{location_steps, push_location, Seg, Step};
 use super::redact::{is_placeholder, relate, Matcher, Rel};
 use super::REENTER;
-use crate::confirm::Change;
-use crate::Issue;
+use crate::payload::Change;
+use crate::payload::Issue;
 
 /// The remaining segments of every sensitive path that leads through a location.
 type State<'p> = Vec<&'p [Seg]>;

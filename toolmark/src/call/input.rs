@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tool::Decoded;
+use crate::tools::spec::Decoded;
 use crate::{Issue, ToolError};
 
 /// The JSON Schema (draft 2020-12) of `T`, as schemars writes it.

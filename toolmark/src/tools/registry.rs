@@ -8,11 +8,11 @@ use serde_json::{json, Value};
 
 use crate::scope::{segment_error, valid_segment, ScopeNode};
 use crate::sensitive::{self, Matcher, NameMode, SensitivePath};
-use crate::summary::Template;
-use crate::tool::{
+use crate::toolmark::Config;
+use crate::tools::spec::{
     ChangesFn, DecodeFn, Handler, PrepareFn, RunFn, SensitiveFn, SensitiveSource, StaleCheck,
 };
-use crate::toolmark::Config;
+use crate::tools::summary::Template;
 use crate::{
     Caller, CallerSet, ConfirmMode, Decoded, Effect, Issue, RegisterError, ToolAnnotations,
     ToolInfo, ToolSpec,
@@ -44,7 +44,7 @@ pub(crate) struct ToolEntry {
     pub(crate) info: ToolInfo,
     pub(crate) decode: DecodeFn,
     /// How unknown (ignored) properties are found.
-    pub(crate) unknown: crate::input::UnknownCheck,
+    pub(crate) unknown: crate::call::input::UnknownCheck,
     pub(crate) run: RunFn,
     /// Decode and build the run in one step, when the tool can.
     pub(crate) prepare: Option<PrepareFn>,
@@ -275,7 +275,7 @@ pub(crate) fn prepare(
             let run: RunFn = Arc::new(move |ctx, decoded| {
                 let run = Arc::clone(&run);
                 Box::pin(async move {
-                    let input = crate::input::downcast::<Value>(decoded)?;
+                    let input = crate::call::input::downcast::<Value>(decoded)?;
                     run(ctx, input).await
                 })
             });
@@ -307,7 +307,7 @@ pub(crate) fn prepare(
         uses_context: spec.uses_context,
         info,
         decode,
-        unknown: crate::input::UnknownCheck::for_schema(&raw_schema),
+        unknown: crate::call::input::UnknownCheck::for_schema(&raw_schema),
         run,
         prepare,
         sensitive,

@@ -217,29 +217,30 @@ impl ToolSpec {
         F: Fn(ToolContext, T) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
-        let schema = crate::input::schema_for::<T>();
+        let schema = crate::call::input::schema_for::<T>();
         let run = Arc::new(run);
         let start =
             move |ctx: ToolContext, input: T| -> BoxFuture<'static, Result<Value, ToolError>> {
                 let fut = run(ctx, input);
-                Box::pin(async move { crate::input::output_to_value(&fut.await?) })
+                Box::pin(async move { crate::call::input::output_to_value(&fut.await?) })
             };
         let start = Arc::new(start);
         let run_start = Arc::clone(&start);
         let run_fn: RunFn =
             Arc::new(
-                move |ctx, decoded| match crate::input::downcast::<T>(decoded) {
+                move |ctx, decoded| match crate::call::input::downcast::<T>(decoded) {
                     Ok(input) => run_start(ctx, input),
                     Err(e) => Box::pin(async move { Err(e) }),
                 },
             );
         let prepare: PrepareFn = Arc::new(move |value: &Value, allow_unknown: bool, ctx| {
-            crate::input::decode_typed::<T>(value, allow_unknown).map(|input| start(ctx, input))
+            crate::call::input::decode_typed::<T>(value, allow_unknown)
+                .map(|input| start(ctx, input))
         });
         let mut spec = ToolSpec::new(name, description);
         spec.input_schema = Some(Arc::new(schema));
         spec.handler = Some(Handler::Typed {
-            decode: Arc::new(crate::input::decode::<T>),
+            decode: Arc::new(crate::call::input::decode::<T>),
             run: run_fn,
             prepare: Some(prepare),
         });

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use crate::scope::lock;
+use crate::sync::lock;
 
 const HELD: usize = 1;
 const WAITER: usize = 2;

@@ -1,4 +1,4 @@
-//! Undo (§8): restorers registered by runs with [`ToolContext::on_undo`](crate::ToolContext::on_undo),
+//! Undo: restorers registered by runs with [`ToolContext::on_undo`](crate::ToolContext::on_undo),
 //! run newest first by [`Toolmark::undo`].
 //!
 //! A restorer runs in the queue of the scope whose tool registered it, as caller
@@ -11,12 +11,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::call::context::{CallShared, Deadline, Origin, Restorer, Signal};
 use crate::call::finish;
-use crate::context::{CallShared, Deadline, Origin, Restorer, Signal};
-use crate::registry::ToolEntry;
-use crate::scope::{lock, ScopeNode};
+use crate::scope::ScopeNode;
 use crate::sensitive::Matcher;
+use crate::sync::lock;
 use crate::toolmark::Inner;
+use crate::tools::registry::ToolEntry;
 use crate::{Caller, Outcome, RefusalCode, Toolmark};
 
 pub(crate) struct UndoEntry {

@@ -1,4 +1,4 @@
-//! Wizards (§8): an ordered list of steps, each a [`Form`] in its own scope, shown one
+//! Wizards: an ordered list of steps, each a [`Form`] in its own scope, shown one
 //! at a time.
 //!
 //! [`Toolmark::register_wizard`] registers, for a wizard in scope `signup` with steps
@@ -79,12 +79,12 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tokio::sync::watch;
 
+use crate::call::input::{decode_typed, output_to_value, schema_for, NoInput};
 use crate::call::{safe_issues, scrub_error};
-use crate::form::{fill_spec, prefix_issues, register_specs, stale_check, value_changes};
-use crate::input::{decode_typed, output_to_value, schema_for, NoInput};
-use crate::scope::lock;
+use crate::forms::form::{fill_spec, prefix_issues, register_specs, stale_check, value_changes};
 use crate::sensitive::{Matcher, Seg, SensitivePath};
-use crate::tool::{ChangesFn, DecodeFn, RunFn};
+use crate::sync::lock;
+use crate::tools::spec::{ChangesFn, DecodeFn, RunFn};
 use crate::{
     Decoded, Effect, Form, Issue, RegisterError, Scope, ScopeOptions, ToolContext, ToolError,
     ToolSpec, Toolmark,

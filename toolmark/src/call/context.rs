@@ -10,9 +10,9 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::registry::ToolEntry;
-use crate::scope::lock;
+use crate::sync::lock;
 use crate::toolmark::Inner;
+use crate::tools::registry::ToolEntry;
 use crate::{Ask, Caller, ConfirmResult, ToolError};
 
 /// App state given to the builder with `.state(value)`, extracted by a `#[tool]`
@@ -368,7 +368,7 @@ impl ToolContext {
         inner.push_undo(entry, Box::new(move || Box::pin(restorer())));
     }
 
-    /// Ask the user mid-run (§7). A human caller is approved at once; an inline
+    /// Ask the user mid-run. A human caller is approved at once; an inline
     /// caller waits on the confirm handler (bounded by the call's signal and the
     /// confirmation expiry, with the call deadline paused meanwhile); a deferred
     /// caller, or no handler, gets `approved: false`, reason

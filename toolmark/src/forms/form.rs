@@ -1,4 +1,4 @@
-//! Forms (§8): values the app owns and the user edits, that an agent may fill and
+//! Forms: values the app owns and the user edits, that an agent may fill and
 //! submit.
 //!
 //! A [`Form<T>`] is a cheap-to-clone handle on one value of type `T` (the form's
@@ -129,11 +129,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
+use crate::call::input::{decode_typed, downcast, output_to_value, NoInput};
 use crate::call::{safe_issues, scrub_error};
-use crate::input::{decode_typed, downcast, output_to_value, NoInput};
-use crate::scope::lock;
 use crate::sensitive::{Matcher, NameMode};
-use crate::tool::{ChangesFn, DecodeFn, RunFn, StaleCheck};
+use crate::sync::lock;
+use crate::tools::spec::{ChangesFn, DecodeFn, RunFn, StaleCheck};
 use crate::{
     Change, Decoded, Effect, Issue, Refusal, RefusalCode, RegisterError, Scope, ToolContext,
     ToolError, ToolSpec, Toolmark,
@@ -561,7 +561,7 @@ where
     T: Serialize + DeserializeOwned + schemars::JsonSchema + Clone + Send + Sync + 'static,
 {
     let full = scope.node.full_name("fill");
-    let schema = patch_schema(crate::input::schema_for::<T>());
+    let schema = patch_schema(crate::call::input::schema_for::<T>());
     let matcher = sensitive_matcher(sensitive, &schema, &full)?;
     if let Err(e) = form.json() {
         return Err(RegisterError::InvalidSpec {
@@ -770,7 +770,7 @@ where
         format!("Submit {place} with its current values."),
         decode,
         run,
-        Arc::new(crate::input::schema_for::<NoInput>()),
+        Arc::new(crate::call::input::schema_for::<NoInput>()),
         None,
     )
     .effect(effect)

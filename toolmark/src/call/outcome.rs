@@ -5,39 +5,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::confirm::Change;
-
-/// One problem with a call's input (or with an approver's edit), at a JSON path.
-///
-/// `path` is dotted with array indices as numbers: `cards.0.cvc`; the empty string
-/// is the input itself.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Issue {
-    /// Where the problem is, dotted (`cards.0.cvc`); `""` is the whole input.
-    pub path: String,
-    /// What is wrong. Never quotes a sensitive value.
-    pub message: String,
-}
-
-impl Issue {
-    /// An issue at `path`.
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Issue {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for Issue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
-    }
-}
+use crate::payload::Change;
+pub use crate::payload::Issue;
 
 /// Why a call was refused. Serialized snake_case (`"unknown_tool"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 //! references is not linked, and so not collected: reference something from that
 //! crate (or call its own registration function) to bring its tools in.
 
-use crate::private::ToolRecord;
+use crate::tools::private::ToolRecord;
 use crate::{CollectError, Toolmark};
 
 /// A collected `#[tool]` fn, as [`Toolmark::register_collected_where`] shows it.

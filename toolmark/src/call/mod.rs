@@ -1,4 +1,8 @@
-//! The call pipeline (§6), one step per function:
+//! The call pipeline: what happens between `tm.call(name, input, options)` and its
+//! [`Outcome`], one step per function. It owns the order of the checks, the scope
+//! queue, the deadline and the outcome; it reads tools from `tools/`, asks
+//! `confirm/` for approvals and `sensitive/` for redaction, and never speaks a
+//! protocol (adapters call it through the public API).
 //!
 //! 1. lookup — unknown or hidden → `unknown_tool`
 //! 2. allow — the caller is allowed, and has a confirmation path if needed → `not_allowed`
@@ -8,27 +12,38 @@
 //! 5. enqueue — the scope's FIFO (`busy`, `scope_disposed`, `cancelled`)
 //! 6. run — under the deadline; abort → grace → abandon
 //! 7. outcome — ok / error / refused, events
+//!
+//! Steps 1–4 are [`Inner::front`] (synchronous), 5 is [`Inner::acquire`] over the
+//! scope's [`gate`], 6–7 are in [`run`]. Beside them: [`context`] (what a running
+//! tool sees), [`input`] (decode and limits), [`outcome`] (what a call returns) and
+//! [`undo`] (restorers, run through the same queue and deadline as calls, which is
+//! why undo lives here and not with forms).
 
-use std::any::Any;
+pub(crate) mod context;
+pub(crate) mod gate;
+pub(crate) mod input;
+pub(crate) mod outcome;
+mod run;
+pub(crate) mod undo;
+
+pub(crate) use run::{finish, maybe_cancelled};
+
 use std::fmt;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::task::Poll;
 
-use futures_util::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{CallShared, Deadline, Origin, Progress, ProgressFn, Signal};
+use crate::call::context::{CallShared, Deadline, Origin, Progress, ProgressFn, Signal};
+use crate::call::gate::GatePermit;
+use crate::call::input::{check_input, check_limits, json_type, UnknownCheck};
 use crate::event::Event;
-use crate::gate::GatePermit;
-use crate::input::{check_input, check_limits, json_type, UnknownCheck};
-use crate::registry::ToolEntry;
 use crate::scope::ScopeNode;
 use crate::sensitive::{scrub, withhold_value, Matcher};
 use crate::toolmark::{normalize_input, Inner};
+use crate::tools::registry::ToolEntry;
 use crate::{
     Caller, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext, ToolError,
     Toolmark,
@@ -470,76 +485,6 @@ impl Inner {
         let end = self.run_guarded(node, shared, signal, fut).await;
         finish(end, shared, || entry.matcher())
     }
-
-    /// Run `fut` under the call's deadline, the caller's signal, disposal and
-    /// shutdown; an aborted run gets the abort grace, then is abandoned (dropped).
-    pub(crate) async fn run_guarded<F>(
-        &self,
-        node: &ScopeNode,
-        shared: &CallShared,
-        signal: Option<&CancellationToken>,
-        fut: F,
-    ) -> RunEnd
-    where
-        F: Future<Output = Result<Value, ToolError>> + Send,
-    {
-        let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
-        // Fast path: a tool that finishes on its first poll needs no timer.
-        let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
-        if let Poll::Ready(r) = first {
-            return RunEnd::from_result(r);
-        }
-        Box::pin(self.run_slow(node, shared, signal, fut.as_mut())).await
-    }
-
-    async fn run_slow(
-        &self,
-        node: &ScopeNode,
-        shared: &CallShared,
-        signal: Option<&CancellationToken>,
-        mut fut: std::pin::Pin<
-            &mut (impl Future<Output = Result<Result<Value, ToolError>, Box<dyn Any + Send>>> + Send),
-        >,
-    ) -> RunEnd {
-        shared.deadline.start();
-        let aborted = || {
-            if signal.is_some_and(CancellationToken::is_cancelled) {
-                Some(Abort::Signal)
-            } else if node.is_disposed() {
-                Some(Abort::Disposed)
-            } else if self.is_shut_down() {
-                Some(Abort::Shutdown)
-            } else {
-                None
-            }
-        };
-        let why = tokio::select! {
-            biased;
-            r = &mut fut => {
-                // Aborted before the result was seen: cancelled, whatever it returned.
-                return match aborted() {
-                    Some(why) => RunEnd::Aborted(why),
-                    None => RunEnd::from_result(r),
-                };
-            }
-            () = shared.deadline.expired() => Abort::Deadline,
-            () = maybe_cancelled(signal) => Abort::Signal,
-            () = node.dispose_token.cancelled() => Abort::Disposed,
-            () = self.shutdown.cancelled() => Abort::Shutdown,
-        };
-        shared.signal.cancel();
-        tokio::select! {
-            biased;
-            _ = &mut fut => {}
-            () = tokio::time::sleep(self.config.abort_grace) => {
-                self.emit(|| Event::ToolAbandoned {
-                    tool: shared.tool().to_owned(),
-                    caller: shared.caller,
-                });
-            }
-        }
-        RunEnd::Aborted(why)
-    }
 }
 
 fn disposed(node: &ScopeNode) -> Refusal {
@@ -583,72 +528,6 @@ impl Held {
                 call: Arc::clone(s),
             },
             Held::Local(_) => ToolContext::detached(),
-        }
-    }
-}
-
-pub(crate) async fn maybe_cancelled(signal: Option<&CancellationToken>) {
-    match signal {
-        Some(s) => s.cancelled().await,
-        None => std::future::pending().await,
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Abort {
-    Deadline,
-    Signal,
-    Disposed,
-    Shutdown,
-}
-
-pub(crate) enum RunEnd {
-    Done(Result<Value, ToolError>),
-    Panicked(String),
-    Aborted(Abort),
-}
-
-impl RunEnd {
-    fn from_result(r: Result<Result<Value, ToolError>, Box<dyn Any + Send>>) -> Self {
-        match r {
-            Ok(done) => RunEnd::Done(done),
-            Err(payload) => RunEnd::Panicked(panic_message(payload.as_ref())),
-        }
-    }
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a non-string panic payload".to_owned()
-    }
-}
-
-/// Turn how a run ended into its outcome. Error and panic messages are scrubbed of
-/// the call's secret values.
-pub(crate) fn finish(
-    end: RunEnd,
-    shared: &CallShared,
-    matcher: impl FnOnce() -> Matcher,
-) -> Outcome {
-    let scrubbed = |e: ToolError| scrub_error(e, &matcher(), &shared.input);
-    match end {
-        RunEnd::Done(Ok(output)) => Outcome::Ok { output },
-        RunEnd::Done(Err(e)) => Outcome::Error(scrubbed(e)),
-        RunEnd::Panicked(msg) => Outcome::Error(scrubbed(ToolError::new(format!(
-            "the tool panicked: {msg}"
-        )))),
-        RunEnd::Aborted(why) => {
-            let message = match why {
-                Abort::Deadline => "The call ran past its deadline and was cancelled".to_owned(),
-                Abort::Signal => "The caller cancelled the call".to_owned(),
-                Abort::Disposed => "The tool's scope was disposed while the call ran".to_owned(),
-                Abort::Shutdown => "The app shut down while the call ran".to_owned(),
-            };
-            Outcome::refused(RefusalCode::Cancelled, message)
         }
     }
 }

@@ -18,8 +18,8 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
-pub use crate::input::NoInput;
-pub use crate::tool::{Decoded, StateNeed};
+pub use crate::call::input::NoInput;
+pub use crate::tools::spec::{Decoded, StateNeed};
 pub use crate::{Caller, Effect, Issue, State, ToolContext, ToolError};
 
 /// A tool's run, not yet polled.
@@ -97,7 +97,7 @@ impl ToolRecord {
             spec.callers = self.callers.iter().copied().collect();
         }
         spec.title = self.title.map(str::to_owned);
-        spec.sensitive = crate::tool::SensitiveSource::Static {
+        spec.sensitive = crate::tools::spec::SensitiveSource::Static {
             paths: self.sensitive.iter().map(|s| (*s).to_owned()).collect(),
             rust_names: true,
         };
@@ -115,7 +115,7 @@ pub fn decode<T: DeserializeOwned + Send + 'static>(
     input: &Value,
     allow_unknown: bool,
 ) -> Result<Decoded, Vec<Issue>> {
-    crate::input::decode::<T>(input, allow_unknown)
+    crate::call::input::decode::<T>(input, allow_unknown)
 }
 
 /// Decode the input type `T`, unboxed (the one-step path).
@@ -123,22 +123,22 @@ pub fn decode_typed<T: DeserializeOwned>(
     input: &Value,
     allow_unknown: bool,
 ) -> Result<T, Vec<Issue>> {
-    crate::input::decode_typed::<T>(input, allow_unknown)
+    crate::call::input::decode_typed::<T>(input, allow_unknown)
 }
 
 /// Take the decoded `T` back.
 pub fn take<T: 'static>(decoded: Decoded) -> Result<T, ToolError> {
-    crate::input::downcast::<T>(decoded)
+    crate::call::input::downcast::<T>(decoded)
 }
 
 /// The input schema of `T`.
 pub fn schema<T: schemars::JsonSchema>() -> Value {
-    crate::input::schema_for::<T>()
+    crate::call::input::schema_for::<T>()
 }
 
 /// A tool's plain output as JSON.
 pub fn output<T: Serialize>(value: T) -> Result<Value, ToolError> {
-    crate::input::output_to_value(&value)
+    crate::call::input::output_to_value(&value)
 }
 
 /// Error conversion: `ToolError` is kept as is (with its issues), any other
@@ -163,7 +163,7 @@ impl<E: Display> DisplayErr for ErrWrap<E> {
 
 /// A `Result` output: `Ok` serialized, `Err` converted.
 pub fn output_result<T: Serialize>(value: Result<T, ToolError>) -> Result<Value, ToolError> {
-    value.and_then(|v| crate::input::output_to_value(&v))
+    value.and_then(|v| crate::call::input::output_to_value(&v))
 }
 
 /// Output schema, when the output type has one (autoref specialization: the
@@ -194,7 +194,7 @@ impl<T: ?Sized> NoOutputSchema for &OutputSchema<T> {
 
 impl<T: schemars::JsonSchema> OutputSchema<T> {
     pub fn output_schema(&self) -> Option<Value> {
-        Some(crate::input::schema_for::<T>())
+        Some(crate::call::input::schema_for::<T>())
     }
 }
 

@@ -1,0 +1,158 @@
+//! Steps 6–7 of a call: running a tool's future under its deadline, the caller's
+//! signal, disposal and shutdown (abort → grace → abandon), and turning how the run
+//! ended into an [`Outcome`]. Shared by calls, approved confirmations and undo.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::task::Poll;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::context::CallShared;
+use super::scrub_error;
+use crate::event::Event;
+use crate::scope::ScopeNode;
+use crate::sensitive::Matcher;
+use crate::toolmark::Inner;
+use crate::{Outcome, RefusalCode, ToolError};
+
+impl Inner {
+    /// Run `fut` under the call's deadline, the caller's signal, disposal and
+    /// shutdown; an aborted run gets the abort grace, then is abandoned (dropped).
+    pub(crate) async fn run_guarded<F>(
+        &self,
+        node: &ScopeNode,
+        shared: &CallShared,
+        signal: Option<&CancellationToken>,
+        fut: F,
+    ) -> RunEnd
+    where
+        F: Future<Output = Result<Value, ToolError>> + Send,
+    {
+        let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
+        // Fast path: a tool that finishes on its first poll needs no timer.
+        let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+        if let Poll::Ready(r) = first {
+            return RunEnd::from_result(r);
+        }
+        Box::pin(self.run_slow(node, shared, signal, fut.as_mut())).await
+    }
+
+    async fn run_slow(
+        &self,
+        node: &ScopeNode,
+        shared: &CallShared,
+        signal: Option<&CancellationToken>,
+        mut fut: std::pin::Pin<
+            &mut (impl Future<Output = Result<Result<Value, ToolError>, Box<dyn Any + Send>>> + Send),
+        >,
+    ) -> RunEnd {
+        shared.deadline.start();
+        let aborted = || {
+            if signal.is_some_and(CancellationToken::is_cancelled) {
+                Some(Abort::Signal)
+            } else if node.is_disposed() {
+                Some(Abort::Disposed)
+            } else if self.is_shut_down() {
+                Some(Abort::Shutdown)
+            } else {
+                None
+            }
+        };
+        let why = tokio::select! {
+            biased;
+            r = &mut fut => {
+                // Aborted before the result was seen: cancelled, whatever it returned.
+                return match aborted() {
+                    Some(why) => RunEnd::Aborted(why),
+                    None => RunEnd::from_result(r),
+                };
+            }
+            () = shared.deadline.expired() => Abort::Deadline,
+            () = maybe_cancelled(signal) => Abort::Signal,
+            () = node.dispose_token.cancelled() => Abort::Disposed,
+            () = self.shutdown.cancelled() => Abort::Shutdown,
+        };
+        shared.signal.cancel();
+        tokio::select! {
+            biased;
+            _ = &mut fut => {}
+            () = tokio::time::sleep(self.config.abort_grace) => {
+                self.emit(|| Event::ToolAbandoned {
+                    tool: shared.tool().to_owned(),
+                    caller: shared.caller,
+                });
+            }
+        }
+        RunEnd::Aborted(why)
+    }
+}
+
+pub(crate) async fn maybe_cancelled(signal: Option<&CancellationToken>) {
+    match signal {
+        Some(s) => s.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Abort {
+    Deadline,
+    Signal,
+    Disposed,
+    Shutdown,
+}
+
+pub(crate) enum RunEnd {
+    Done(Result<Value, ToolError>),
+    Panicked(String),
+    Aborted(Abort),
+}
+
+impl RunEnd {
+    fn from_result(r: Result<Result<Value, ToolError>, Box<dyn Any + Send>>) -> Self {
+        match r {
+            Ok(done) => RunEnd::Done(done),
+            Err(payload) => RunEnd::Panicked(panic_message(payload.as_ref())),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-string panic payload".to_owned()
+    }
+}
+
+/// Turn how a run ended into its outcome. Error and panic messages are scrubbed of
+/// the call's secret values.
+pub(crate) fn finish(
+    end: RunEnd,
+    shared: &CallShared,
+    matcher: impl FnOnce() -> Matcher,
+) -> Outcome {
+    let scrubbed = |e: ToolError| scrub_error(e, &matcher(), &shared.input);
+    match end {
+        RunEnd::Done(Ok(output)) => Outcome::Ok { output },
+        RunEnd::Done(Err(e)) => Outcome::Error(scrubbed(e)),
+        RunEnd::Panicked(msg) => Outcome::Error(scrubbed(ToolError::new(format!(
+            "the tool panicked: {msg}"
+        )))),
+        RunEnd::Aborted(why) => {
+            let message = match why {
+                Abort::Deadline => "The call ran past its deadline and was cancelled".to_owned(),
+                Abort::Signal => "The caller cancelled the call".to_owned(),
+                Abort::Disposed => "The tool's scope was disposed while the call ran".to_owned(),
+                Abort::Shutdown => "The app shut down while the call ran".to_owned(),
+            };
+            Outcome::refused(RefusalCode::Cancelled, message)
+        }
+    }
+}
