@@ -1,0 +1,61 @@
+//! The manifest at 10, 1,000 and 10,000 tools: a cached read, the first read after a
+//! change (a scope shown again), and the JSON a client receives — each beside the
+//! baseline of cloning the same number of tool names, in the same run.
+//!
+//! Run with `cargo bench --bench manifest`; divide by the tool count for a per-tool
+//! figure.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use serde_json::json;
+use std::hint::black_box;
+use toolmark::{Caller, Effect, ToolSpec, Toolmark};
+
+fn toolmark_with(n: usize) -> Toolmark {
+    let tm = Toolmark::builder().build().unwrap();
+    let scope = tm.scope("s");
+    for i in 0..n {
+        scope
+            .register(
+                ToolSpec::new(format!("tool_{i:05}"), "A tool that adds two numbers")
+                    .input_schema(json!({
+                        "type": "object",
+                        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                        "required": ["a", "b"]
+                    }))
+                    .effect(Effect::Read)
+                    .handler(|_ctx, input| async move { Ok(input) }),
+            )
+            .unwrap();
+    }
+    tm
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("manifest");
+    group.sample_size(20);
+    for n in [10usize, 1_000, 10_000] {
+        let tm = toolmark_with(n);
+        let toggled = tm.scope("other");
+        let names: Vec<String> = (0..n).map(|i| format!("s.tool_{i:05}")).collect();
+        group.bench_with_input(BenchmarkId::new("baseline_clone_names", n), &n, |b, _| {
+            b.iter(|| black_box(names.clone()))
+        });
+        group.bench_with_input(BenchmarkId::new("cached_read", n), &n, |b, _| {
+            b.iter(|| black_box(tm.manifest(Caller::InApp)))
+        });
+        group.bench_with_input(BenchmarkId::new("after_change", n), &n, |b, _| {
+            b.iter(|| {
+                toggled.set_when(false);
+                toggled.set_when(true);
+                black_box(tm.manifest(Caller::InApp))
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("as_json", n), &n, |b, _| {
+            b.iter(|| black_box(serde_json::to_vec(&tm.manifest(Caller::Mcp)).unwrap()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
