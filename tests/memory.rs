@@ -1,0 +1,102 @@
+//! Bytes held per registered tool and per pending deferred confirmation, counted by
+//! dhat's allocator (live heap bytes after minus before, divided by the count).
+//!
+//! `cargo test --test memory -- --nocapture` prints the figures. The assertions are
+//! ceilings that catch a regression, not goals: the figures and the goals are in
+//! BENCHMARKS.md.
+
+use serde_json::json;
+use toolmark::{CallOptions, Caller, Effect, ToolError, ToolSpec, Toolmark};
+
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+const N: usize = 2_000;
+
+fn live_bytes() -> usize {
+    dhat::HeapStats::get().curr_bytes
+}
+
+fn bytes_per_typed_tool() -> usize {
+    let tm = Toolmark::builder().build().unwrap();
+    let scope = tm.scope("math");
+    // Warm up: the first registration creates the scope's tables.
+    scope
+        .register(ToolSpec::typed("warm", "Add", |_ctx, i: Add| async move {
+            Ok::<_, ToolError>(i.a + i.b)
+        }))
+        .unwrap();
+    let names: Vec<String> = (0..N).map(|i| format!("add_{i:05}")).collect();
+    let before = live_bytes();
+    for name in &names {
+        scope
+            .register(
+                ToolSpec::typed(name.as_str(), "Add two numbers", |_ctx, i: Add| async move {
+                    Ok::<_, ToolError>(i.a + i.b)
+                })
+                .effect(Effect::Read),
+            )
+            .unwrap();
+    }
+    let per_tool = (live_bytes() - before) / N;
+    drop(tm);
+    per_tool
+}
+
+fn bytes_per_pending_confirmation(rt: &tokio::runtime::Runtime) -> usize {
+    rt.block_on(async {
+        let tm = Toolmark::builder().max_pending(N + 10).build().unwrap();
+        tm.register(
+            ToolSpec::new("send", "Send")
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {"title": {"type": "string"}},
+                    "additionalProperties": false
+                }))
+                .effect(Effect::Consequential)
+                .summary("Send \"{title}\"")
+                .handler(|_ctx, input| async move { Ok(input) }),
+            Default::default(),
+        )
+        .unwrap();
+        let warm = tm
+            .call("send", json!({"title": "hi"}), CallOptions::new(Caller::InApp))
+            .await;
+        assert!(warm.confirm_id().is_some());
+        let before = live_bytes();
+        let mut outcomes = Vec::with_capacity(N);
+        for _ in 0..N {
+            outcomes.push(
+                tm.call("send", json!({"title": "hi"}), CallOptions::new(Caller::InApp))
+                    .await,
+            );
+        }
+        // What the caller keeps (the outcomes) is not the store's: drop it first.
+        let kept: usize = outcomes.len();
+        drop(outcomes);
+        assert_eq!(tm.pending_confirmations().len(), kept + 1);
+        (live_bytes() - before) / N
+    })
+}
+
+#[test]
+fn bytes_per_tool_and_per_pending_confirmation() {
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let tool = bytes_per_typed_tool();
+    let pending = bytes_per_pending_confirmation(&rt);
+    println!("bytes per registered typed tool: {tool}");
+    println!("bytes per pending deferred confirmation: {pending}");
+    assert!(tool > 0 && tool < 8_192, "{tool} B per typed tool");
+    assert!(pending > 0 && pending < 4_096, "{pending} B per pending confirmation");
+}
