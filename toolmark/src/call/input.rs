@@ -8,6 +8,25 @@ use serde_json::Value;
 use crate::tools::spec::Decoded;
 use crate::{Issue, ToolError};
 
+/// The JSON Schema of `T`, generated once per type and process and shared by every
+/// `ToolSpec::typed` of that type (registering many tools of one input type costs
+/// one schema).
+pub(crate) fn shared_schema_for<T: schemars::JsonSchema + 'static>() -> std::sync::Arc<Value> {
+    use std::any::TypeId;
+    use std::collections::HashMap;
+    use std::sync::{Arc, OnceLock, RwLock};
+    static CACHE: OnceLock<RwLock<HashMap<TypeId, Arc<Value>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let id = TypeId::of::<T>();
+    if let Some(schema) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        return Arc::clone(schema);
+    }
+    // Generated outside the lock: schemars may run user code (`JsonSchema` impls).
+    let schema = Arc::new(schema_for::<T>());
+    let mut map = cache.write().unwrap_or_else(|e| e.into_inner());
+    Arc::clone(map.entry(id).or_insert(schema))
+}
+
 /// The JSON Schema (draft 2020-12) of `T`, as schemars writes it.
 pub(crate) fn schema_for<T: schemars::JsonSchema>() -> Value {
     schemars::SchemaGenerator::default()
@@ -296,6 +315,18 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_schema_of_a_type_is_generated_once_and_shared() {
+        let a = shared_schema_for::<Closed>();
+        let b = shared_schema_for::<Closed>();
+        assert!(std::sync::Arc::ptr_eq(&a, &b));
+        assert_eq!(*a, schema_for::<Closed>());
+        assert!(!std::sync::Arc::ptr_eq(
+            &a,
+            &shared_schema_for::<ClosedInner>()
+        ));
+    }
 
     #[derive(Deserialize, schemars::JsonSchema)]
     #[serde(deny_unknown_fields)]

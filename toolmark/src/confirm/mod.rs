@@ -229,9 +229,41 @@ where
 }
 
 /// A new confirmation id: 16 bytes from the OS random source, hex-encoded.
+///
+/// The bytes are taken from a per-thread buffer filled by one `getrandom` call per
+/// 16 ids (the syscall, not the bytes, is what costs): every id is still 128 bits
+/// the OS handed out, used once. A child process made by `fork` without `exec`
+/// would share the parent's unused buffer; Rust programs that fork do so through
+/// `std::process::Command`, which execs.
 pub(crate) fn new_confirm_id() -> String {
+    use std::cell::RefCell;
+    const IDS_PER_FILL: usize = 16;
+    struct Pool {
+        bytes: [u8; 16 * IDS_PER_FILL],
+        next: usize,
+    }
+    thread_local! {
+        static POOL: RefCell<Pool> = const {
+            RefCell::new(Pool { bytes: [0; 16 * IDS_PER_FILL], next: IDS_PER_FILL })
+        };
+    }
     let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
+    let drawn = POOL.with(|pool| {
+        let mut pool = pool.borrow_mut();
+        if pool.next == IDS_PER_FILL {
+            if getrandom::fill(&mut pool.bytes).is_err() {
+                return false;
+            }
+            pool.next = 0;
+        }
+        let at = pool.next * 16;
+        bytes.copy_from_slice(&pool.bytes[at..at + 16]);
+        // Never hand the same bytes out twice.
+        pool.bytes[at..at + 16].fill(0);
+        pool.next += 1;
+        true
+    });
+    if !drawn {
         // The OS random source failed: fall back to a process-unique value mixed
         // with the time, still never reused within this process.
         use std::sync::atomic::{AtomicU64, Ordering};
@@ -244,10 +276,11 @@ pub(crate) fn new_confirm_id() -> String {
         bytes[8..].copy_from_slice(&(t as u64).to_le_bytes());
         tracing::error!(target: "toolmark", "the OS random source failed; confirmation ids are predictable");
     }
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut id = String::with_capacity(32);
     for b in bytes {
-        use std::fmt::Write;
-        let _ = write!(id, "{b:02x}");
+        id.push(char::from(HEX[usize::from(b >> 4)]));
+        id.push(char::from(HEX[usize::from(b & 0x0f)]));
     }
     id
 }
@@ -285,4 +318,32 @@ pub(crate) fn diff_paths(a: &Value, b: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk(a, b, &mut Vec::new(), &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::new_confirm_id;
+
+    #[test]
+    fn confirm_ids_are_32_lowercase_hex_digits_and_never_repeat_across_refills() {
+        let ids: HashSet<String> = (0..10_000).map(|_| new_confirm_id()).collect();
+        assert_eq!(ids.len(), 10_000);
+        for id in &ids {
+            assert_eq!(id.len(), 32);
+            assert!(id
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+        }
+    }
+
+    #[test]
+    fn confirm_ids_of_different_threads_differ() {
+        let a: Vec<String> = std::thread::spawn(|| (0..64).map(|_| new_confirm_id()).collect())
+            .join()
+            .unwrap();
+        let b: Vec<String> = (0..64).map(|_| new_confirm_id()).collect();
+        assert!(a.iter().all(|id| !b.contains(id)));
+    }
 }

@@ -217,7 +217,7 @@ impl ToolSpec {
         F: Fn(ToolContext, T) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
-        let schema = crate::call::input::schema_for::<T>();
+        let schema = crate::call::input::shared_schema_for::<T>();
         let run = Arc::new(run);
         let start =
             move |ctx: ToolContext, input: T| -> BoxFuture<'static, Result<Value, ToolError>> {
@@ -238,7 +238,7 @@ impl ToolSpec {
                 .map(|input| start(ctx, input))
         });
         let mut spec = ToolSpec::new(name, description);
-        spec.input_schema = Some(Arc::new(schema));
+        spec.input_schema = Some(schema);
         spec.handler = Some(Handler::Typed {
             decode: Arc::new(crate::call::input::decode::<T>),
             run: run_fn,
