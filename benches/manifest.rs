@@ -1,6 +1,8 @@
-//! The manifest at 10, 1,000 and 10,000 tools: a cached read, the first read after a
-//! change (a scope shown again), and the JSON a client receives — each beside the
-//! baseline of cloning the same number of tool names, in the same run.
+//! The manifest at 10, 1,000 and 10,000 tools: a cached read (a copy, and the shared
+//! list), the first read after a change (a scope with a tool hidden and shown
+//! again), and the JSON a client receives (serialized each time, and cached per
+//! version) — each beside the baseline of cloning the same number of tool names, in
+//! the same run.
 //!
 //! Run with `cargo bench --bench manifest`; divide by the tool count for a per-tool
 //! figure.
@@ -35,23 +37,40 @@ fn bench(c: &mut Criterion) {
     group.sample_size(20);
     for n in [10usize, 1_000, 10_000] {
         let tm = toolmark_with(n);
+        // A scope holding one tool, shown and hidden: every toggle is a real change.
         let toggled = tm.scope("other");
+        toggled
+            .register(
+                ToolSpec::new("toggle", "A tool in a scope that is shown and hidden")
+                    .handler(|_ctx, input| async move { Ok(input) }),
+            )
+            .unwrap();
         let names: Vec<String> = (0..n).map(|i| format!("s.tool_{i:05}")).collect();
         group.bench_with_input(BenchmarkId::new("baseline_clone_names", n), &n, |b, _| {
             b.iter(|| black_box(names.clone()))
         });
-        group.bench_with_input(BenchmarkId::new("cached_read", n), &n, |b, _| {
+        group.bench_with_input(BenchmarkId::new("cached_read_copy", n), &n, |b, _| {
             b.iter(|| black_box(tm.manifest(Caller::InApp)))
+        });
+        group.bench_with_input(BenchmarkId::new("cached_read_shared", n), &n, |b, _| {
+            b.iter(|| black_box(tm.manifest_shared(Caller::InApp)))
         });
         group.bench_with_input(BenchmarkId::new("after_change", n), &n, |b, _| {
             b.iter(|| {
                 toggled.set_when(false);
                 toggled.set_when(true);
-                black_box(tm.manifest(Caller::InApp))
+                black_box(tm.manifest_shared(Caller::InApp))
             })
         });
-        group.bench_with_input(BenchmarkId::new("as_json", n), &n, |b, _| {
-            b.iter(|| black_box(serde_json::to_vec(&tm.manifest(Caller::Mcp)).unwrap()))
+        group.bench_with_input(
+            BenchmarkId::new("json_serialize_each_time", n),
+            &n,
+            |b, _| {
+                b.iter(|| black_box(serde_json::to_vec(&*tm.manifest_shared(Caller::Mcp)).unwrap()))
+            },
+        );
+        group.bench_with_input(BenchmarkId::new("json_cached", n), &n, |b, _| {
+            b.iter(|| black_box(tm.manifest_json(Caller::Mcp)))
         });
     }
     group.finish();

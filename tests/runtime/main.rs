@@ -1,7 +1,8 @@
-//! Integration tests of the runtime core: scopes (§5), calls (§6), queues and
+//! Integration tests of the runtime core: scopes, calls, the manifest, queues and
 //! deadlines. Time rules run on tokio's paused clock.
 
 mod calls;
 mod common;
+mod manifest;
 mod queues;
 mod scopes;

@@ -153,6 +153,15 @@ impl ScopeNode {
     }
 
     /// Visible: this scope and every ancestor have `when: true` and are not disposed.
+    /// Whether this scope or a descendant holds a registered tool.
+    pub(crate) fn has_tools(&self) -> bool {
+        if !lock(&self.tools).is_empty() {
+            return true;
+        }
+        let children: Vec<Arc<ScopeNode>> = lock(&self.children).values().cloned().collect();
+        children.iter().any(|c| c.has_tools())
+    }
+
     pub(crate) fn visible(&self) -> bool {
         let mut node = self;
         loop {
@@ -240,7 +249,7 @@ impl Scope {
         let old = self.node.when.swap(when, Ordering::AcqRel);
         if old != when {
             if let Some(inner) = self.tm.upgrade() {
-                inner.scope_changed();
+                inner.scope_changed(&self.node);
             }
         }
     }

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
@@ -198,6 +198,8 @@ impl ToolmarkBuilder {
                 config: self.config,
                 registry: RwLock::new(Registry::default()),
                 version: AtomicU64::new(0),
+                tools_version: AtomicU64::new(0),
+                sorted_tools: Mutex::new(None),
                 manifest_cache: Default::default(),
                 root: ScopeNode::root(),
                 events,
@@ -224,12 +226,26 @@ impl fmt::Debug for ToolmarkBuilder {
 /// agent-chosen names only probe and cannot degrade the table.
 pub(crate) type Registry = HashMap<Arc<str>, Arc<ToolEntry>, rustc_hash::FxBuildHasher>;
 
-type ManifestCache = Mutex<Option<(u64, Arc<Vec<ToolInfo>>)>>;
+/// One caller's manifest at one version: the list, and its JSON made on first ask.
+pub(crate) struct CachedManifest {
+    version: u64,
+    list: Arc<[ToolInfo]>,
+    json: OnceLock<Arc<str>>,
+}
+
+type ManifestCache = Mutex<Option<Arc<CachedManifest>>>;
+
+/// Every registered tool, sorted by full name, as of one `tools_version`.
+type SortedTools = Mutex<Option<(u64, Arc<[Arc<ToolEntry>]>)>>;
 
 pub(crate) struct Inner {
     pub(crate) config: Config,
     pub(crate) registry: RwLock<Registry>,
+    /// Bumped on every change any manifest may show (tools, visibility).
     version: AtomicU64,
+    /// Bumped only when tools are added or removed (the sorted list changes).
+    tools_version: AtomicU64,
+    sorted_tools: SortedTools,
     manifest_cache: [ManifestCache; 6],
     pub(crate) root: Arc<ScopeNode>,
     events: broadcast::Sender<Event>,
@@ -348,9 +364,36 @@ impl Toolmark {
     }
 
     /// The tools `caller` can see now, sorted by full name. Built from entries
-    /// computed at registration and cached until something changes.
+    /// computed at registration and cached until something changes; this returns a
+    /// copy of the cached list (see [`manifest_shared`](Self::manifest_shared) for
+    /// the list itself, without copying).
     pub fn manifest(&self, caller: Caller) -> Vec<ToolInfo> {
-        self.inner.manifest(caller).as_ref().clone()
+        self.inner.manifest(caller).list.to_vec()
+    }
+
+    /// The same list as [`manifest`](Self::manifest), shared: the cached list
+    /// itself, so a read costs a reference count whatever the number of tools. The
+    /// list never changes; a later change makes a new one.
+    pub fn manifest_shared(&self, caller: Caller) -> Arc<[ToolInfo]> {
+        Arc::clone(&self.inner.manifest(caller).list)
+    }
+
+    /// The manifest as JSON (an array of [`ToolInfo`], camelCase), serialized once
+    /// per [`manifest_version`](Self::manifest_version) and caller: what a client
+    /// receives, ready to send.
+    ///
+    /// ```
+    /// # let tm = toolmark::Toolmark::builder().build().unwrap();
+    /// let json = tm.manifest_json(toolmark::Caller::Mcp);
+    /// assert_eq!(&*json, "[]");
+    /// ```
+    pub fn manifest_json(&self, caller: Caller) -> Arc<str> {
+        let cached = self.inner.manifest(caller);
+        Arc::clone(cached.json.get_or_init(|| {
+            serde_json::to_string(&*cached.list)
+                .expect("a manifest is plain JSON data")
+                .into()
+        }))
     }
 
     /// A monotonically increasing number that changes whenever any manifest may
@@ -527,13 +570,18 @@ impl Inner {
         Ok(n)
     }
 
-    /// Something visible changed (a scope shown or hidden).
-    pub(crate) fn scope_changed(&self) {
-        self.bump();
-        self.emit(|| Event::ManifestChanged);
+    /// A scope was shown or hidden: the manifests change only when the scope or a
+    /// descendant holds a tool.
+    pub(crate) fn scope_changed(&self, node: &ScopeNode) {
+        if node.has_tools() {
+            self.version.fetch_add(1, Ordering::AcqRel);
+            self.emit(|| Event::ManifestChanged);
+        }
     }
 
+    /// Tools were added or removed.
     fn bump(&self) {
+        self.tools_version.fetch_add(1, Ordering::AcqRel);
         self.version.fetch_add(1, Ordering::AcqRel);
     }
 
@@ -566,17 +614,17 @@ impl Inner {
         self.emit(|| Event::ManifestChanged);
     }
 
-    pub(crate) fn manifest(&self, caller: Caller) -> Arc<Vec<ToolInfo>> {
+    pub(crate) fn manifest(&self, caller: Caller) -> Arc<CachedManifest> {
         let version = self.version.load(Ordering::Acquire);
         let mut cache = lock(&self.manifest_cache[caller as usize]);
-        if let Some((v, list)) = cache.as_ref() {
-            if *v == version {
-                return Arc::clone(list);
+        if let Some(cached) = cache.as_ref() {
+            if cached.version == version {
+                return Arc::clone(cached);
             }
         }
-        let mut list: Vec<ToolInfo> = self
-            .read_registry()
-            .values()
+        let list: Arc<[ToolInfo]> = self
+            .sorted_tools()
+            .iter()
             .filter(|e| self.can_see(e, caller))
             .map(|e| {
                 let mut info = e.info.clone();
@@ -584,9 +632,29 @@ impl Inner {
                 info
             })
             .collect();
-        list.sort_by(|a, b| a.name.cmp(&b.name));
-        let list = Arc::new(list);
-        *cache = Some((version, Arc::clone(&list)));
+        let cached = Arc::new(CachedManifest {
+            version,
+            list,
+            json: OnceLock::new(),
+        });
+        *cache = Some(Arc::clone(&cached));
+        cached
+    }
+
+    /// Every registered tool sorted by full name, re-sorted only when tools were
+    /// added or removed (not when a scope is shown or hidden).
+    fn sorted_tools(&self) -> Arc<[Arc<ToolEntry>]> {
+        let version = self.tools_version.load(Ordering::Acquire);
+        let mut sorted = lock(&self.sorted_tools);
+        if let Some((v, list)) = sorted.as_ref() {
+            if *v == version {
+                return Arc::clone(list);
+            }
+        }
+        let mut list: Vec<Arc<ToolEntry>> = self.read_registry().values().cloned().collect();
+        list.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        let list: Arc<[Arc<ToolEntry>]> = list.into();
+        *sorted = Some((version, Arc::clone(&list)));
         list
     }
 
