@@ -84,11 +84,9 @@ impl ToolEntry {
     pub(crate) fn summary_for(&self, input: &Value, matcher: &Matcher) -> String {
         match &self.summary {
             Some(t) => t.render(input, matcher),
-            None => self
-                .info
-                .title
-                .clone()
-                .unwrap_or_else(|| self.info.description.clone()),
+            None => crate::tools::summary::one_line(
+                self.info.title.as_deref().unwrap_or(&self.info.description),
+            ),
         }
     }
 }

@@ -1,4 +1,7 @@
-//! Confirmation summary templates: `"Create challenge \"{title}\""`.
+//! Confirmation summary templates: `"Create challenge \"{title}\""`, and the
+//! rules that keep a summary one short line whatever an agent puts in it.
+
+use std::fmt::Write as _;
 
 use serde_json::Value;
 
@@ -90,9 +93,14 @@ impl Template {
 
     /// Fill the template from `input`: a sensitive value becomes `"[redacted]"`;
     /// strings are inserted as they are, other values as compact JSON, missing ones
-    /// as nothing.
+    /// as nothing. Each placeholder shows at most [`PLACEHOLDER_MAX`] characters and
+    /// the summary at most [`SUMMARY_MAX`] (a cut ends in `…`); control and bidi
+    /// characters become spaces (see [`one_line`]).
     pub(crate) fn render(&self, input: &Value, matcher: &Matcher) -> String {
         let mut out = String::new();
+        let mut push_value = |out: &mut String, s: &str| {
+            let _ = write!(out, "{}", Capped(s, PLACEHOLDER_MAX));
+        };
         for part in &self.parts {
             match part {
                 Part::Lit(s) => out.push_str(s),
@@ -108,18 +116,127 @@ impl Template {
                     match value {
                         None | Some(Value::Null) => {}
                         Some(_) if matcher.matches(path) => out.push_str(REDACTED),
-                        Some(Value::String(s)) => out.push_str(s),
+                        Some(Value::String(s)) => push_value(&mut out, s),
                         Some(v) => {
                             let shown = matcher.redact_at(path, v);
                             match shown {
-                                Value::String(s) => out.push_str(&s),
-                                other => out.push_str(&other.to_string()),
+                                Value::String(s) => push_value(&mut out, &s),
+                                other => push_value(&mut out, &other.to_string()),
                             }
                         }
                     }
                 }
             }
         }
-        out
+        one_line(&out)
+    }
+}
+
+/// The most characters one placeholder shows in a summary.
+pub(crate) const PLACEHOLDER_MAX: usize = 80;
+/// The most characters a summary has.
+pub(crate) const SUMMARY_MAX: usize = 200;
+
+/// `s` as one short line an approver can trust: control characters (newlines, tabs,
+/// escapes) and Unicode bidi controls (which reorder what is displayed) become
+/// spaces, and a text over [`SUMMARY_MAX`] characters is cut, ending in `…`. Used
+/// for every summary an approver sees: templates and `ctx.confirm`'s own.
+pub(crate) fn one_line(s: &str) -> String {
+    Capped(s, SUMMARY_MAX).to_string()
+}
+
+/// Displays its text sanitized and cut to at most `.1` characters (the last one
+/// `…` when cut), never splitting a character.
+struct Capped<'a>(&'a str, usize);
+
+impl std::fmt::Display for Capped<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Capped(s, max) = *self;
+        let cut = s.chars().nth(max).is_some();
+        let keep = if cut { max.saturating_sub(1) } else { max };
+        for c in s.chars().take(keep) {
+            f.write_char(if is_unsafe(c) { ' ' } else { c })?;
+        }
+        if cut {
+            f.write_char('…')?;
+        }
+        Ok(())
+    }
+}
+
+/// Characters that make one line look like several, or reorder what is shown.
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn render(template: &str, input: Value) -> String {
+        Template::parse(template)
+            .unwrap()
+            .render(&input, &Matcher::none())
+    }
+
+    #[test]
+    fn a_placeholder_shows_at_most_80_characters() {
+        let out = render("Pay {who}", json!({"who": "a".repeat(100)}));
+        assert_eq!(out, format!("Pay {}…", "a".repeat(79)));
+        assert_eq!(out.chars().count(), 4 + 80);
+    }
+
+    #[test]
+    fn a_summary_is_at_most_200_characters() {
+        let out = render(
+            "{a}{b}{c}",
+            json!({"a": "x".repeat(80), "b": "y".repeat(80), "c": "z".repeat(80)}),
+        );
+        assert_eq!(out.chars().count(), 200);
+        assert!(out.ends_with('…'));
+    }
+
+    #[test]
+    fn control_and_bidi_characters_become_spaces() {
+        let out = render(
+            "Send {t}",
+            json!({"t": "a\nAPPROVED BY ADMIN\r\tb\u{202e}c\u{2066}\u{1b}[31m"}),
+        );
+        assert_eq!(out, "Send a APPROVED BY ADMIN  b c  [31m");
+    }
+
+    #[test]
+    fn cuts_never_split_a_character_and_count_characters_not_bytes() {
+        let out = render("{t}", json!({"t": "é".repeat(100)}));
+        assert_eq!(out, format!("{}…", "é".repeat(79)));
+    }
+
+    #[test]
+    fn a_short_summary_is_kept_exactly() {
+        assert_eq!(
+            render(
+                "Create challenge \"{title}\" ({days} days)",
+                json!({"title": "Robotics — día 1", "days": 30})
+            ),
+            "Create challenge \"Robotics — día 1\" (30 days)"
+        );
+    }
+
+    #[test]
+    fn one_line_applies_to_any_text() {
+        assert_eq!(one_line("a\nb"), "a b");
+        assert_eq!(one_line(&"w".repeat(300)).chars().count(), SUMMARY_MAX);
     }
 }
