@@ -3,5 +3,6 @@
 
 mod calls;
 mod common;
+mod escapes;
 mod queues;
 mod scopes;
