@@ -3,6 +3,7 @@
 
 mod calls;
 mod common;
+mod escapes;
 mod manifest;
 mod queues;
 mod scopes;

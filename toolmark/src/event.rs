@@ -145,6 +145,16 @@ pub enum Event {
         /// Who called.
         caller: Caller,
     },
+    /// A sync tool's run was abandoned (its call ended, cancelled) while its thread
+    /// still runs it; the thread is left to finish on its own. While
+    /// `max_abandoned_sync_runs` such runs are outstanding, calls of sync tools are
+    /// refused `busy`.
+    SyncRunAbandoned {
+        /// Full name.
+        tool: String,
+        /// Abandoned sync runs of this toolmark still on a thread, this one included.
+        abandoned: usize,
+    },
 }
 
 impl Event {
@@ -163,6 +173,7 @@ impl Event {
             Event::MissingConfirmHandler { .. } => "missing_confirm_handler",
             Event::CtxConfirmUnavailable { .. } => "ctx_confirm_unavailable",
             Event::ToolAbandoned { .. } => "tool_abandoned",
+            Event::SyncRunAbandoned { .. } => "sync_run_abandoned",
         }
     }
 

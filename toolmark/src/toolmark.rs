@@ -44,6 +44,8 @@ pub(crate) struct Config {
     pub(crate) allow_unknown_fields: bool,
     pub(crate) queue_bound: usize,
     pub(crate) undo_limit: usize,
+    pub(crate) scrub_panics: bool,
+    pub(crate) max_abandoned_sync_runs: usize,
 }
 
 impl Config {
@@ -167,6 +169,30 @@ impl ToolmarkBuilder {
         self
     }
 
+    /// Install the scrubbing panic hook (default on). The hook is installed once per
+    /// process, by the first toolmark built with this on, and chains to the hook set
+    /// before it. A panic raised inside a run of a tool with sensitive paths (in its
+    /// async body or on its sync thread) whose message contains one of that call's
+    /// sensitive values is printed to stderr with each of them replaced by
+    /// `[redacted]`, and is not passed to the previous hook; every other panic goes
+    /// to the previous hook untouched. Like output scrubbing, it recognizes only the
+    /// values as given: a transformed secret (upper-cased, sliced, re-encoded) is
+    /// printed as is.
+    pub fn scrub_panics(mut self, on: bool) -> Self {
+        self.config.scrub_panics = on;
+        self
+    }
+
+    /// How many abandoned runs of sync `#[tool]` fns may still hold their threads
+    /// (default 16). A sync run that ignores its deadline is abandoned and left on
+    /// its own thread (which never keeps the process from exiting); while this many
+    /// are outstanding, a new call of a sync tool is refused `busy`. Each
+    /// abandonment emits [`Event::SyncRunAbandoned`].
+    pub fn max_abandoned_sync_runs(mut self, max: usize) -> Self {
+        self.config.max_abandoned_sync_runs = max;
+        self
+    }
+
     /// The capacity of the [`events`](Toolmark::events) broadcast (default 1024).
     pub fn event_capacity(mut self, capacity: usize) -> Self {
         self.event_capacity = capacity;
@@ -192,6 +218,9 @@ impl ToolmarkBuilder {
         if self.config.limits.max_depth == 0 {
             return Err(invalid("max_input_depth", "must be at least 1"));
         }
+        if self.config.scrub_panics {
+            crate::call::install_panic_hook();
+        }
         let (events, _) = broadcast::channel(self.event_capacity);
         Ok(Toolmark {
             inner: Arc::new(Inner {
@@ -211,6 +240,7 @@ impl ToolmarkBuilder {
                 shutdown: CancellationToken::new(),
                 shut_down: AtomicBool::new(false),
                 undo: Mutex::new(VecDeque::new()),
+                sync_abandoned: Arc::default(),
             }),
         })
     }
@@ -258,6 +288,8 @@ pub(crate) struct Inner {
     /// Mirrors `shutdown` for the hot path (a token check takes a lock).
     shut_down: AtomicBool,
     pub(crate) undo: Mutex<VecDeque<UndoEntry>>,
+    /// Abandoned sync runs still on their threads.
+    pub(crate) sync_abandoned: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// The runtime: registered tools, their scopes, queues and confirmations.
@@ -325,6 +357,8 @@ impl Toolmark {
                 allow_unknown_fields: false,
                 queue_bound: 1024,
                 undo_limit: 100,
+                scrub_panics: true,
+                max_abandoned_sync_runs: 16,
             },
             mode_errors: Vec::new(),
             event_capacity: 1024,

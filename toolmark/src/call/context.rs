@@ -75,6 +75,8 @@ pub(crate) type Restorer =
 
 /// A run's deadline, which `ctx.confirm` pauses while the user decides.
 pub(crate) struct Deadline {
+    /// The limit as given (read without the lock).
+    limit: Option<Duration>,
     state: Mutex<DeadlineState>,
     changed: Notify,
 }
@@ -92,6 +94,7 @@ impl Deadline {
     /// A deadline `limit` from when it is [started](Self::start) (`None`: none).
     pub(crate) fn new(limit: Option<Duration>) -> Self {
         Deadline {
+            limit,
             state: Mutex::new(DeadlineState {
                 left: limit,
                 since: None,
@@ -101,11 +104,29 @@ impl Deadline {
         }
     }
 
-    /// Start counting (a run that finishes on its first poll never needs to).
-    pub(crate) fn start(&self) {
+    /// The limit as given (`None`: no deadline).
+    pub(crate) fn limit(&self) -> Option<Duration> {
+        self.limit
+    }
+
+    /// Start counting from `at` (when the run was first polled; a run that
+    /// finishes on its first poll never needs to start it).
+    pub(crate) fn start_at(&self, at: Option<Instant>) {
         let mut s = lock(&self.state);
         if s.since.is_none() && s.pauses == 0 {
-            s.since = Some(Instant::now());
+            s.since = Some(at.unwrap_or_else(Instant::now));
+        }
+    }
+
+    /// Has the deadline passed (now, not counting paused time)?
+    pub(crate) fn is_past(&self) -> bool {
+        if self.limit.is_none() {
+            return false;
+        }
+        let s = *lock(&self.state);
+        match (s.left, s.since) {
+            (Some(left), Some(since)) if s.pauses == 0 => since.elapsed() >= left,
+            _ => false,
         }
     }
 
@@ -366,6 +387,32 @@ impl ToolContext {
             return;
         };
         inner.push_undo(entry, Box::new(move || Box::pin(restorer())));
+    }
+
+    /// Call another tool from this run, as this run's caller, with the same checks
+    /// as [`Toolmark::call`](crate::Toolmark::call) (unknown tool, caller allowed,
+    /// input validated, confirmation asked when the tool needs it).
+    ///
+    /// A tool of this run's own scope runs inside the queue slot this run already
+    /// holds (a plain `tm.call` into the same scope from a running tool is refused
+    /// `busy`: it would wait for itself); a tool of another scope waits in that
+    /// scope's queue. Either way the nested call is bounded by this run: when this
+    /// run is aborted (deadline, signal, disposal, shutdown), the nested call is
+    /// cancelled. Outside a tool run (a context from `toolmark::testing`, an undo
+    /// restorer) it is refused `not_allowed`.
+    ///
+    /// Await it in the tool's own body: a nested call sent to another task cannot
+    /// use this run's slot and waits in the queue like any call.
+    pub async fn call(&self, name: &str, input: Value) -> crate::Outcome {
+        let (Some(inner), Some(_)) = (self.call.inner(), self.call.entry()) else {
+            return crate::Outcome::refused(
+                crate::RefusalCode::NotAllowed,
+                "ctx.call is only available inside a tool run",
+            );
+        };
+        let mut opts = crate::CallOptions::new(self.call.caller).signal(self.call.signal.token());
+        opts.nested = true;
+        Box::pin(inner.call(name, input, opts)).await
     }
 
     /// Ask the user mid-run. A human caller is approved at once; an inline

@@ -20,12 +20,15 @@
 //! why undo lives here and not with forms).
 
 pub(crate) mod context;
+pub(crate) mod current;
 pub(crate) mod gate;
 pub(crate) mod input;
 pub(crate) mod outcome;
 mod run;
+pub(crate) mod sync_run;
 pub(crate) mod undo;
 
+pub(crate) use current::install_panic_hook;
 pub(crate) use run::{finish, maybe_cancelled};
 
 use std::fmt;
@@ -56,6 +59,8 @@ pub struct CallOptions {
     pub(crate) caller: Caller,
     pub(crate) signal: Option<CancellationToken>,
     pub(crate) progress: Option<ProgressFn>,
+    /// Made by `ctx.call`: may run inside the queue slot an enclosing run holds.
+    pub(crate) nested: bool,
 }
 
 impl CallOptions {
@@ -65,6 +70,7 @@ impl CallOptions {
             caller,
             signal: None,
             progress: None,
+            nested: false,
         }
     }
 
@@ -104,6 +110,11 @@ impl Toolmark {
     ///
     /// Never fails and never panics: every problem is an [`Outcome`] (`refused`
     /// with a code, or `error` when the tool itself failed or panicked).
+    ///
+    /// From inside a running tool, a call into a tool of the same scope (whose
+    /// queue slot the running tool holds) would wait for itself: it is refused
+    /// `busy` at once. A tool calls a tool of its own scope with
+    /// [`ToolContext::call`] instead.
     pub fn call<'a>(
         &'a self,
         name: &'a str,
@@ -138,6 +149,31 @@ pub(crate) fn scrub_error(mut e: ToolError, matcher: &Matcher, input: &Value) ->
     e.message = scrub(&e.message, &secrets);
     e.issues = withhold_in(e.issues, matcher, &secrets);
     e
+}
+
+/// A tool's output with the call's `secrets` scrubbed from every string (values
+/// and object keys): a string equal to a secret becomes `"[redacted]"`, and a
+/// secret inside a longer string is replaced there. Numbers and booleans are kept;
+/// a transformed secret (upper-cased, sliced, encoded) cannot be recognized.
+pub(crate) fn scrub_output(output: Value, secrets: &[String]) -> Value {
+    if secrets.is_empty() {
+        return output;
+    }
+    match output {
+        Value::String(s) => Value::String(scrub(&s, secrets)),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|v| scrub_output(v, secrets))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (scrub(&k, secrets), scrub_output(v, secrets)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 fn withhold_in(mut issues: Vec<Issue>, matcher: &Matcher, secrets: &[String]) -> Vec<Issue> {
@@ -178,7 +214,8 @@ impl Inner {
         let outcome = match self.front(name, input, &opts) {
             Front::Done(outcome) => outcome,
             Front::Ready { held, fut } => {
-                self.run_call(held.get(), fut, opts.signal.as_ref()).await
+                self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested)
+                    .await
             }
             Front::Run {
                 entry,
@@ -203,7 +240,11 @@ impl Inner {
                 match confirmed {
                     // 5–7. enqueue, run, outcome
                     Ok((input, decoded)) => {
-                        self.execute(entry, caller, opts.signal, opts.progress, input, decoded)
+                        let run = Arc::clone(&entry.run);
+                        let held =
+                            self.hold(entry, caller, opts.signal.as_ref(), opts.progress, input);
+                        let fut = run(held.ctx(), decoded);
+                        self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested)
                             .await
                     }
                     Err(outcome) => outcome,
@@ -368,11 +409,16 @@ impl Inner {
 
     /// Take the scope's queue slot: at once when it is free, else wait in FIFO
     /// order (bounded; abandoned on disposal, shutdown or the caller's signal).
+    ///
+    /// When the slot is held by a run polled on this thread (the caller is, or is
+    /// inside, a running tool of this scope), waiting would never end: a `nested`
+    /// call (`ctx.call`) runs inside that slot (`None`), any other is refused `busy`.
     async fn acquire<'a>(
         &self,
         node: &'a ScopeNode,
         signal: Option<&CancellationToken>,
-    ) -> Result<GatePermit<'a>, Refusal> {
+        nested: bool,
+    ) -> Result<Option<GatePermit<'a>>, Refusal> {
         if node.is_disposed() {
             return Err(disposed(node));
         }
@@ -380,9 +426,25 @@ impl Inner {
             return Err(cancelled_before_run());
         }
         match node.queue.try_acquire() {
-            Some(permit) => Ok(permit),
+            Some(permit) => Ok(Some(permit)),
+            None if current::holds_slot(node) => {
+                if nested {
+                    Ok(None)
+                } else {
+                    Err(Refusal::new(
+                        RefusalCode::Busy,
+                        format!(
+                            "This call was made from inside a running tool of scope `{}`, \
+                             which holds that scope's queue slot: a `tm.call` into the same \
+                             scope would wait for itself. Call the tool with \
+                             `ctx.call(name, input)` from the running tool instead",
+                            node.path
+                        ),
+                    ))
+                }
+            }
             // Boxed: the waiting path keeps the hot path's future small.
-            None => Box::pin(self.acquire_slow(node, signal)).await,
+            None => Box::pin(self.acquire_slow(node, signal)).await.map(Some),
         }
     }
 
@@ -460,7 +522,7 @@ impl Inner {
         let run = Arc::clone(&entry.run);
         let held = self.hold(entry, caller, signal.as_ref(), progress, input);
         let fut = run(held.ctx(), decoded);
-        self.run_call(held.get(), fut, signal.as_ref()).await
+        self.run_call(held.get(), fut, signal.as_ref(), false).await
     }
 
     /// Steps 5–7: queue, run, outcome.
@@ -469,12 +531,13 @@ impl Inner {
         shared: &CallShared,
         fut: ToolFuture,
         signal: Option<&CancellationToken>,
+        nested: bool,
     ) -> Outcome {
         let Some(entry) = shared.entry() else {
             return Outcome::refused(RefusalCode::Cancelled, "internal: a call without a tool");
         };
         let node = &entry.scope;
-        let _permit = match self.acquire(node, signal).await {
+        let _permit = match self.acquire(node, signal, nested).await {
             Ok(p) => p,
             Err(r) => return r.into(),
         };
@@ -482,8 +545,15 @@ impl Inner {
             tool: entry.name.to_string(),
             caller: shared.caller,
         });
-        let end = self.run_guarded(node, shared, signal, fut).await;
-        finish(end, shared, || entry.matcher())
+        // The call's secrets, for its panic messages and its output (only a tool
+        // with sensitive paths pays for them).
+        let secrets: Option<Arc<[String]>> = entry
+            .has_sensitive()
+            .then(|| entry.matcher().secrets(&shared.input).into());
+        let end = self
+            .run_guarded(node, shared, signal, secrets.as_ref(), fut)
+            .await;
+        finish(end, shared, || entry.matcher(), secrets.as_deref())
     }
 }
 

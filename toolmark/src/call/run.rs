@@ -5,14 +5,19 @@
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::task::Poll;
 
 use futures_util::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use tokio::time::Instant;
+
 use super::context::CallShared;
-use super::scrub_error;
+use super::current::{MarkerSlot, RunMarker};
+use super::sync_run::SyncBusy;
+use super::{scrub_error, scrub_output};
 use crate::event::Event;
 use crate::scope::ScopeNode;
 use crate::sensitive::Matcher;
@@ -22,35 +27,62 @@ use crate::{Outcome, RefusalCode, ToolError};
 impl Inner {
     /// Run `fut` under the call's deadline, the caller's signal, disposal and
     /// shutdown; an aborted run gets the abort grace, then is abandoned (dropped).
+    ///
+    /// The deadline decides: a result that arrives after it (a tool that blocked
+    /// its thread) is `cancelled`, on the first poll as in the slow path. The run's
+    /// marker is current around each poll (`secrets`: the call's sensitive values,
+    /// for the panic hook).
     pub(crate) async fn run_guarded<F>(
         &self,
         node: &ScopeNode,
         shared: &CallShared,
         signal: Option<&CancellationToken>,
+        secrets: Option<&Arc<[String]>>,
         fut: F,
     ) -> RunEnd
     where
         F: Future<Output = Result<Value, ToolError>> + Send,
     {
+        let secrets = secrets.filter(|_| self.config.scrub_panics).cloned();
+        let mut marker =
+            MarkerSlot::new(RunMarker::new(Some(node), shared.entry().cloned(), secrets));
         let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
+        let limit = shared.deadline.limit();
+        let t0 = limit.map(|_| Instant::now());
         // Fast path: a tool that finishes on its first poll needs no timer.
-        let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+        let first = std::future::poll_fn(|cx| {
+            let _entered = marker.enter();
+            Poll::Ready(fut.as_mut().poll(cx))
+        })
+        .await;
         if let Poll::Ready(r) = first {
+            if let (Some(limit), Some(t0)) = (limit, t0) {
+                if t0.elapsed() >= limit {
+                    return RunEnd::Aborted(Abort::Deadline);
+                }
+            }
             return RunEnd::from_result(r);
         }
-        Box::pin(self.run_slow(node, shared, signal, fut.as_mut())).await
+        let marked = Marked {
+            marker: &mut marker,
+            fut: fut.as_mut(),
+        };
+        Box::pin(self.run_slow(node, shared, signal, t0, marked)).await
     }
 
-    async fn run_slow(
+    async fn run_slow<F>(
         &self,
         node: &ScopeNode,
         shared: &CallShared,
         signal: Option<&CancellationToken>,
-        mut fut: std::pin::Pin<
-            &mut (impl Future<Output = Result<Result<Value, ToolError>, Box<dyn Any + Send>>> + Send),
-        >,
-    ) -> RunEnd {
-        shared.deadline.start();
+        started: Option<Instant>,
+        fut: F,
+    ) -> RunEnd
+    where
+        F: Future<Output = Result<Result<Value, ToolError>, Box<dyn Any + Send>>> + Send,
+    {
+        let mut fut = std::pin::pin!(fut);
+        shared.deadline.start_at(started);
         let aborted = || {
             if signal.is_some_and(CancellationToken::is_cancelled) {
                 Some(Abort::Signal)
@@ -58,6 +90,8 @@ impl Inner {
                 Some(Abort::Disposed)
             } else if self.is_shut_down() {
                 Some(Abort::Shutdown)
+            } else if shared.deadline.is_past() {
+                Some(Abort::Deadline)
             } else {
                 None
             }
@@ -65,7 +99,8 @@ impl Inner {
         let why = tokio::select! {
             biased;
             r = &mut fut => {
-                // Aborted before the result was seen: cancelled, whatever it returned.
+                // Aborted (or past the deadline) before the result was seen:
+                // cancelled, whatever it returned.
                 return match aborted() {
                     Some(why) => RunEnd::Aborted(why),
                     None => RunEnd::from_result(r),
@@ -91,6 +126,21 @@ impl Inner {
     }
 }
 
+/// A run's future with its marker made current around each poll.
+struct Marked<'m, F> {
+    marker: &'m mut MarkerSlot,
+    fut: std::pin::Pin<&'m mut F>,
+}
+
+impl<F: Future> Future for Marked<'_, F> {
+    type Output = F::Output;
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        let _entered = this.marker.enter();
+        this.fut.as_mut().poll(cx)
+    }
+}
+
 pub(crate) async fn maybe_cancelled(signal: Option<&CancellationToken>) {
     match signal {
         Some(s) => s.cancelled().await,
@@ -110,13 +160,18 @@ pub(crate) enum RunEnd {
     Done(Result<Value, ToolError>),
     Panicked(String),
     Aborted(Abort),
+    /// Refused before the tool's body ran (too many abandoned sync runs).
+    Busy(String),
 }
 
 impl RunEnd {
     fn from_result(r: Result<Result<Value, ToolError>, Box<dyn Any + Send>>) -> Self {
         match r {
             Ok(done) => RunEnd::Done(done),
-            Err(payload) => RunEnd::Panicked(panic_message(payload.as_ref())),
+            Err(payload) => match payload.downcast::<SyncBusy>() {
+                Ok(busy) => RunEnd::Busy(busy.0),
+                Err(payload) => RunEnd::Panicked(panic_message(payload.as_ref())),
+            },
         }
     }
 }
@@ -132,15 +187,23 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 }
 
 /// Turn how a run ended into its outcome. Error and panic messages are scrubbed of
-/// the call's secret values.
+/// the call's secret values; so is the output, when `secrets` are given (a tool
+/// with sensitive paths).
 pub(crate) fn finish(
     end: RunEnd,
     shared: &CallShared,
     matcher: impl FnOnce() -> Matcher,
+    secrets: Option<&[String]>,
 ) -> Outcome {
     let scrubbed = |e: ToolError| scrub_error(e, &matcher(), &shared.input);
     match end {
-        RunEnd::Done(Ok(output)) => Outcome::Ok { output },
+        RunEnd::Done(Ok(output)) => Outcome::Ok {
+            output: match secrets {
+                Some(secrets) => scrub_output(output, secrets),
+                None => output,
+            },
+        },
+        RunEnd::Busy(message) => Outcome::refused(RefusalCode::Busy, message),
         RunEnd::Done(Err(e)) => Outcome::Error(scrubbed(e)),
         RunEnd::Panicked(msg) => Outcome::Error(scrubbed(ToolError::new(format!(
             "the tool panicked: {msg}"

@@ -87,7 +87,7 @@ impl Inner {
         };
         let restorer = undo.restorer;
         let fut = async move { restorer().await.map(|()| Value::Null) };
-        let end = self.run_guarded(node, &shared, None, fut).await;
-        finish(end, &shared, Matcher::none)
+        let end = self.run_guarded(node, &shared, None, None, fut).await;
+        finish(end, &shared, Matcher::none, None)
     }
 }

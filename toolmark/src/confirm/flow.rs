@@ -3,12 +3,15 @@
 
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::store::{DropReason, Pending, PendingKind};
-use super::{diff_paths, new_confirm_id, Ask, ConfirmRequest, ConfirmResult, Decision};
+use super::{
+    diff_paths, new_confirm_id, Ask, ConfirmHandler, ConfirmRequest, ConfirmResult, Decision,
+};
 use crate::call::context::Deadline;
 use crate::call::{maybe_cancelled, safe_issues};
 use crate::event::{BridgeMessage, Event};
@@ -17,7 +20,8 @@ use crate::sync::lock;
 use crate::toolmark::{drop_refusal, Inner};
 use crate::tools::registry::ToolEntry;
 use crate::{
-    Caller, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext, Toolmark,
+    Caller, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext, ToolError,
+    Toolmark,
 };
 
 /// Takes a confirmation out of the store when the waiting side stops waiting, for
@@ -312,7 +316,15 @@ pub(crate) async fn inline_confirm(
             () = maybe_cancelled(signal) => {
                 return Err(Outcome::refused(RefusalCode::Cancelled, "The caller cancelled the call while it waited for confirmation"));
             }
-            d = handler.confirm(request) => d,
+            d = ask_handler(&handler, request) => match d {
+                Some(d) => d,
+                None => {
+                    // `_guard` withdraws the confirmation.
+                    return Err(Outcome::Error(ToolError::new(
+                        "The confirm handler panicked; the call was not run",
+                    )));
+                }
+            },
         };
         if !lock(&inner.pending).contains(&opened.id) {
             let reason = wake_rx.try_recv().unwrap_or(DropReason::Expired);
@@ -344,6 +356,18 @@ pub(crate) async fn inline_confirm(
             },
         }
     }
+}
+
+/// Ask the handler, catching a panic in it (`None`): a panicking handler must not
+/// take the call's task down.
+async fn ask_handler(
+    handler: &Arc<dyn ConfirmHandler>,
+    request: ConfirmRequest,
+) -> Option<Decision> {
+    std::panic::AssertUnwindSafe(async move { handler.confirm(request).await })
+        .catch_unwind()
+        .await
+        .ok()
 }
 
 /// `ctx.confirm`: never fails, never panics.
@@ -412,7 +436,10 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
             });
         }
         () = signal.cancelled() => return ConfirmResult::denied("cancelled"),
-        d = handler.confirm(request) => d,
+        d = ask_handler(&handler, request) => match d {
+            Some(d) => d,
+            None => return ConfirmResult::denied("confirm_handler_failed"),
+        },
     };
     if !lock(&inner.pending).contains(&opened.id) || inner.now() >= opened.expires_at {
         return ConfirmResult::denied("confirmation_expired");

@@ -208,23 +208,15 @@ pub fn state<T: Send + Sync + 'static>(ctx: &ToolContext) -> Result<State<T>, To
     })
 }
 
-/// Run a sync tool fn on the blocking pool. A panic in it is resumed on the
-/// awaiting task, where the runtime turns it into an `error` outcome.
+/// Run a sync tool fn on a thread of its own (never one the runtime waits for at
+/// shutdown). A panic in it is resumed on the awaiting task, where the runtime
+/// turns it into an `error` outcome.
 pub fn run_blocking<F, R>(f: F) -> impl Future<Output = R> + Send
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let handle = tokio::task::spawn_blocking(f);
-    async move {
-        match handle.await {
-            Ok(r) => r,
-            Err(e) => match e.try_into_panic() {
-                Ok(payload) => std::panic::resume_unwind(payload),
-                Err(_) => std::panic::panic_any("the blocking task was cancelled"),
-            },
-        }
-    }
+    crate::call::sync_run::run_blocking(f)
 }
 
 /// Compile-time check of sensitive paths: `Option` is transparent.

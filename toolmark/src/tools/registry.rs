@@ -60,10 +60,20 @@ impl ToolEntry {
     pub(crate) fn matcher(&self) -> Matcher {
         match &self.sensitive {
             EntrySensitive::Static(m) => m.clone(),
-            EntrySensitive::Dynamic { paths, schema } => paths()
+            // A panicking `sensitive_fn` counts as a failing one.
+            EntrySensitive::Dynamic { paths, schema } => read_paths(paths)
                 .ok()
                 .and_then(|list| sensitive::resolve_all(&list, schema, NameMode::Json).ok())
                 .map_or_else(Matcher::unreadable, Matcher::new),
+        }
+    }
+
+    /// Whether the tool may have sensitive values (static paths, or a
+    /// `sensitive_fn`): one branch, no allocation.
+    pub(crate) fn has_sensitive(&self) -> bool {
+        match &self.sensitive {
+            EntrySensitive::Static(m) => !m.is_empty(),
+            EntrySensitive::Dynamic { .. } => true,
         }
     }
 
@@ -88,6 +98,26 @@ impl ToolEntry {
                 self.info.title.as_deref().unwrap_or(&self.info.description),
             ),
         }
+    }
+}
+
+/// Why a `sensitive_fn` gave no list.
+enum PathsError {
+    Failed,
+    Panicked(String),
+}
+
+/// Read a `sensitive_fn`, catching a panic (the runtime must stay usable).
+fn read_paths(paths: &SensitiveFn) -> Result<Vec<String>, PathsError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| paths())) {
+        Ok(r) => r.map_err(|_| PathsError::Failed),
+        Err(payload) => Err(PathsError::Panicked(
+            payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-string panic payload".to_owned()),
+        )),
     }
 }
 
@@ -169,10 +199,16 @@ pub(crate) fn prepare(
         SensitiveSource::Dynamic(paths) => {
             // Read once now to check and mark them; a failure here is tolerated
             // (the whole input then counts as sensitive at call time).
-            let marked = match paths() {
+            let marked = match read_paths(&paths) {
                 Ok(list) => sensitive::resolve_all(&list, &raw_schema, NameMode::Json)
                     .map_err(invalid_path)?,
-                Err(_) => Vec::new(),
+                Err(PathsError::Panicked(msg)) => {
+                    return Err(RegisterError::InvalidSpec {
+                        tool: full,
+                        reason: format!("its `sensitive_fn` panicked: {msg}"),
+                    })
+                }
+                Err(PathsError::Failed) => Vec::new(),
             };
             (
                 EntrySensitive::Dynamic {

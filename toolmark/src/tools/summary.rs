@@ -98,7 +98,7 @@ impl Template {
     /// characters become spaces (see [`one_line`]).
     pub(crate) fn render(&self, input: &Value, matcher: &Matcher) -> String {
         let mut out = String::new();
-        let mut push_value = |out: &mut String, s: &str| {
+        let push_value = |out: &mut String, s: &str| {
             let _ = write!(out, "{}", Capped(s, PLACEHOLDER_MAX));
         };
         for part in &self.parts {
