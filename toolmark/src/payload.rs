@@ -42,8 +42,9 @@ impl fmt::Display for Issue {
 
 /// One change a confirmation shows the approver: the value at `path` before and after.
 ///
-/// `path` is dotted like an [`Issue`](crate::Issue) path (`cards.0.cvc`). JSON:
-/// `{"path", "before", "after"}`.
+/// `path` is dotted like an [`Issue`](crate::Issue) path (`cards.0.cvc`); a change a
+/// tool passes to `ctx.confirm` may also give a JSON Pointer (`/cards/0/cvc`), which
+/// is read as the dotted path. JSON: `{"path", "before", "after"}`.
 #[derive(Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Change {
     /// Where the change is, dotted (`cards.0`); `""` is the whole input.

@@ -15,13 +15,14 @@ use super::{
 use crate::call::context::Deadline;
 use crate::call::{maybe_cancelled, safe_issues};
 use crate::event::{BridgeMessage, Event};
-use crate::sensitive::Matcher;
+use crate::sensitive::{scrub, Matcher};
 use crate::sync::lock;
 use crate::toolmark::{drop_refusal, Inner};
 use crate::tools::registry::ToolEntry;
+use crate::tools::summary::one_line;
 use crate::{
-    Caller, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext, ToolError,
-    Toolmark,
+    Caller, Change, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext,
+    ToolError, Toolmark,
 };
 
 /// Takes a confirmation out of the store when the waiting side stops waiting, for
@@ -370,8 +371,31 @@ async fn ask_handler(
         .ok()
 }
 
+/// A change path as the matcher reads it: a JSON Pointer (`/cards/0/cvc`, with
+/// `~1` for `/` and `~0` for `~`) becomes the dotted form (`cards.0.cvc`); a dotted
+/// path is kept.
+fn dotted_path(path: String) -> String {
+    let Some(pointer) = path.strip_prefix('/') else {
+        return path;
+    };
+    pointer
+        .split('/')
+        .map(|seg| seg.replace("~1", "/").replace("~0", "~"))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The approver's view of one side of a change: string leaves holding one of the
+/// run's secrets are scrubbed, like messages.
+fn shown_side(side: Option<Value>, secrets: &[String]) -> Option<Value> {
+    side.map(|v| crate::call::scrub_output(v, secrets))
+}
+
 /// `ctx.confirm`: never fails, never panics.
-pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
+pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResult {
+    for change in &mut ask.changes {
+        change.path = dotted_path(std::mem::take(&mut change.path));
+    }
     let call = &ctx.call;
     if call.caller == Caller::Human {
         return ConfirmResult::approved(ask.changes);
@@ -394,7 +418,17 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
         }
     };
     let matcher: Matcher = entry.matcher();
-    let changes = matcher.redact_changes(&ask.changes);
+    let secrets = matcher.secrets(&call.input);
+    let changes: Vec<Change> = matcher
+        .redact_changes(&ask.changes)
+        .into_iter()
+        .map(|c| Change {
+            before: shown_side(c.before, &secrets),
+            after: shown_side(c.after, &secrets),
+            path: c.path,
+        })
+        .collect();
+    let summary = one_line(&scrub(&ask.summary, &secrets));
     let redacted = matcher.redact(&call.input);
     let (wake_tx, wake_rx) = oneshot::channel();
     let opened = open(
@@ -402,7 +436,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
         entry,
         call.caller,
         ConfirmMode::Inline,
-        ask.summary.clone(),
+        summary,
         changes.clone(),
         redacted.clone(),
         PendingKind::Inline {
@@ -460,6 +494,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
         }
         Some(edited) => match entry.matcher().restore_changes(&ask.changes, edited) {
             Ok(changes) => {
+                let changes = unscrub_changes(changes, &ask.changes, &secrets);
                 let edited: Vec<String> = changes
                     .iter()
                     .filter(|c| !ask.changes.contains(c))
@@ -471,4 +506,37 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, ask: Ask) -> ConfirmResult {
             Err(_) => ConfirmResult::denied("invalid"),
         },
     }
+}
+
+/// An approver who sends a change side back exactly as shown (scrubbed of the
+/// run's secrets) meant the original: give it back. Each edited change pairs with the
+/// first unused original of the same path, as the restore does.
+fn unscrub_changes(
+    mut edited: Vec<Change>,
+    original: &[Change],
+    secrets: &[String],
+) -> Vec<Change> {
+    if secrets.is_empty() {
+        return edited;
+    }
+    let mut used = vec![false; original.len()];
+    for change in &mut edited {
+        let Some((i, orig)) = original
+            .iter()
+            .enumerate()
+            .find(|(i, o)| !used[*i] && o.path == change.path)
+        else {
+            continue;
+        };
+        used[i] = true;
+        for (side, orig_side) in [
+            (&mut change.before, &orig.before),
+            (&mut change.after, &orig.after),
+        ] {
+            if side.is_some() && *side == shown_side(orig_side.clone(), secrets) {
+                side.clone_from(orig_side);
+            }
+        }
+    }
+    edited
 }

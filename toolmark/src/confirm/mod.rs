@@ -141,6 +141,16 @@ pub struct PendingConfirmation {
 }
 
 /// What a tool asks with [`ToolContext::confirm`](crate::ToolContext::confirm).
+///
+/// What the approver sees is made safe first: the summary is scrubbed of the run's
+/// sensitive values and made one short line (control characters become spaces, at
+/// most 200 characters); each change at or inside a sensitive path is
+/// `"[redacted]"` there, and any other string that contains one of the run's
+/// sensitive values has it replaced by `"[redacted]"`. A change path may be dotted
+/// (`cards.0.cvc`) or a JSON Pointer (`/cards/0/cvc`); both match the sensitive
+/// paths alike, and the approver (and the approved
+/// [`ConfirmResult::changes`]) see the dotted form. An approver who sends a scrubbed
+/// value back unchanged approves the original value.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ask {
     /// A one-line summary for the user.
