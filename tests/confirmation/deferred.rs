@@ -363,3 +363,52 @@ async fn the_run_an_approval_starts_has_the_no_signal_deadline() {
     };
     assert_eq!(code(&outcome), Some(RefusalCode::Cancelled));
 }
+
+#[tokio::test]
+async fn a_pending_confirmation_of_a_hidden_tool_is_unknown_tool_and_stays_pending() {
+    let runs = runs();
+    let tm = Toolmark::builder().build().unwrap();
+    let parent = tm.scope("billing");
+    let scope = parent.scope("refunds");
+    scope.register(guarded("send", &runs)).unwrap();
+    let out = tm
+        .call(
+            "billing.refunds.send",
+            json!({"title": "x"}),
+            opts(Caller::InApp),
+        )
+        .await;
+    let id = out.confirm_id().unwrap().to_owned();
+    for hide in [&scope, &parent] {
+        hide.set_when(false);
+        for decision in [Decision::approve(), Decision::reject()] {
+            let refused = tm.confirm_pending(&id, decision).await;
+            assert_eq!(refused.refusal_code(), Some(RefusalCode::UnknownTool));
+        }
+        assert_eq!(tm.pending_confirmations().len(), 1, "not used up");
+        assert_eq!(count(&runs), 0);
+        hide.set_when(true);
+    }
+    let done = tm.confirm_pending(&id, Decision::approve()).await;
+    assert!(done.is_ok(), "{done:?}");
+    assert_eq!(count(&runs), 1);
+}
+
+#[tokio::test]
+async fn a_hidden_tools_confirmation_still_expires() {
+    let runs = runs();
+    let clock = ManualClock::new();
+    let tm = Toolmark::builder().clock(clock.clone()).build().unwrap();
+    let scope = tm.scope("billing");
+    scope.register(guarded("send", &runs)).unwrap();
+    let out = tm
+        .call("billing.send", json!({"title": "x"}), opts(Caller::InApp))
+        .await;
+    let id = out.confirm_id().unwrap().to_owned();
+    scope.set_when(false);
+    clock.advance(Duration::from_secs(601));
+    scope.set_when(true);
+    let late = tm.confirm_pending(&id, Decision::approve()).await;
+    assert_eq!(late.refusal_code(), Some(RefusalCode::ConfirmationExpired));
+    assert_eq!(count(&runs), 0);
+}

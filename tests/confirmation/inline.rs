@@ -210,3 +210,32 @@ async fn the_callers_signal_ends_an_open_inline_confirmation() {
     assert_eq!(code(&call.await.unwrap()), Some(RefusalCode::Cancelled));
     assert_eq!(count(&runs), 0);
 }
+
+#[tokio::test]
+async fn a_tool_hidden_while_the_user_decides_does_not_run() {
+    let runs = runs();
+    let queue = ConfirmQueue::new();
+    let tm = Toolmark::builder()
+        .confirm_handler(queue.handler())
+        .build()
+        .unwrap();
+    let scope = tm.scope("billing");
+    scope.register(guarded("send", &runs)).unwrap();
+    let call = tm.call("billing.send", json!({"title": "x"}), opts(Caller::Mcp));
+    let answer = async {
+        let mut pending = queue.subscribe();
+        while pending.borrow_and_update().is_empty() {
+            pending.changed().await.unwrap();
+        }
+        let id = queue.pending()[0].confirm_id.clone();
+        scope.set_when(false);
+        queue.approve(&id, None).unwrap();
+    };
+    let (out, ()) = tokio::join!(call, answer);
+    assert_eq!(
+        out.refusal_code(),
+        Some(RefusalCode::UnknownTool),
+        "{out:?}"
+    );
+    assert_eq!(count(&runs), 0);
+}

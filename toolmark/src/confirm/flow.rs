@@ -162,7 +162,10 @@ impl Toolmark {
     /// reason. Either way the agent also gets a
     /// [`BridgeMessage::Confirmed`]. An id that was used, expired or never existed
     /// is `confirmation_expired`; an invalid edit is `invalid` and leaves the
-    /// confirmation open for another answer.
+    /// confirmation open for another answer. While the tool's scope is hidden
+    /// (`when` false, here or above), any answer is refused `unknown_tool` and the
+    /// confirmation stays pending until the tool shows again or it expires
+    /// ([`cancel_pending`](Self::cancel_pending) withdraws it).
     pub async fn confirm_pending(&self, confirm_id: &str, decision: Decision) -> Outcome {
         let inner = &self.inner;
         let taken = lock(&inner.pending).take_deferred(confirm_id);
@@ -176,6 +179,12 @@ impl Toolmark {
         if inner.now() >= p.expires_at {
             inner.drop_pending(p, DropReason::Expired);
             return Outcome::Refused(drop_refusal(DropReason::Expired));
+        }
+        // A hidden tool is unknown, to an approver too: the confirmation waits (it
+        // is not used up) until the tool shows again or it expires.
+        if !entry.scope.visible() {
+            lock(&inner.pending).reinsert(p);
+            return Outcome::Refused(hidden_refusal(&entry));
         }
         let bridge = |outcome: &Outcome| {
             inner.send_bridge(BridgeMessage::Confirmed {
@@ -342,6 +351,10 @@ pub(crate) async fn inline_confirm(
         if !decision.approved {
             resolved(inner, &opened.id, entry, &decision, Vec::new());
             return Err(Outcome::Refused(rejected(&decision)));
+        }
+        // The tool was hidden while the user decided: it cannot run now.
+        if !entry.scope.visible() {
+            return Err(Outcome::Refused(hidden_refusal(entry)));
         }
         match decision.input.clone() {
             None => {
@@ -539,4 +552,15 @@ fn unscrub_changes(
         }
     }
     edited
+}
+
+/// The refusal of an answer to a confirmation whose tool is hidden now.
+fn hidden_refusal(entry: &ToolEntry) -> Refusal {
+    Refusal::new(
+        RefusalCode::UnknownTool,
+        format!(
+            "`{}` is hidden now (its scope's `when` is false), so it cannot run; a deferred confirmation stays pending until the tool shows again or it expires",
+            entry.name
+        ),
+    )
 }
