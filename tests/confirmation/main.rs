@@ -1,6 +1,7 @@
 //! Every rule of seeds/confirmation-modes.txt except the sensitive-value rules
 //! (tests/sensitive) and form staleness (tests/forms).
 
+mod caps;
 mod ctx_changes;
 mod ctx_confirm;
 mod deferred;

@@ -11,7 +11,7 @@
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
@@ -21,6 +21,7 @@ use tokio::sync::{broadcast, mpsc};
 
 pub use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
+use crate::sync::lock;
 use crate::{Caller, ConfirmMode, Outcome, RefusalCode};
 
 fn millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -112,6 +113,20 @@ pub enum Event {
         /// Full name.
         tool: String,
     },
+    /// A confirmation was pushed out by a cap before it was answered (it then
+    /// expires like any other: a `confirmation_expired` event and, for a deferred
+    /// one, a bridge message follow).
+    ConfirmationEvicted {
+        /// The confirmation id.
+        confirm_id: String,
+        /// Full name.
+        tool: String,
+        /// Who had asked for it.
+        caller: Caller,
+        /// The cap: `"max_pending_per_caller"` (the caller's own oldest) or
+        /// `"max_pending"` (the oldest of all).
+        cap: &'static str,
+    },
     /// A confirmation was dropped without an answer: its scope was disposed, it was
     /// withdrawn with `cancel_pending`, or the toolmark shut down.
     ConfirmationDropped {
@@ -170,6 +185,7 @@ impl Event {
             Event::ConfirmationResolved { .. } => "confirmation_resolved",
             Event::ConfirmationExpired { .. } => "confirmation_expired",
             Event::ConfirmationDropped { .. } => "confirmation_dropped",
+            Event::ConfirmationEvicted { .. } => "confirmation_evicted",
             Event::MissingConfirmHandler { .. } => "missing_confirm_handler",
             Event::CtxConfirmUnavailable { .. } => "ctx_confirm_unavailable",
             Event::ToolAbandoned { .. } => "tool_abandoned",
@@ -223,31 +239,117 @@ pub enum BridgeMessage {
         /// What came of it.
         outcome: Outcome,
     },
+    /// This subscriber fell more than the bridge capacity behind (see
+    /// [`ToolmarkBuilder::bridge_capacity`](crate::ToolmarkBuilder::bridge_capacity)):
+    /// the `missed` messages after the ones already received were dropped for it.
+    /// Re-read [`Toolmark::pending_confirmations`](crate::Toolmark::pending_confirmations)
+    /// to catch up. JSON: `{"type":"lagged","missed":3}`.
+    Lagged {
+        /// How many messages were dropped.
+        missed: u64,
+    },
+}
+
+/// The sending side of one bridge subscription: a bounded queue and, once it was
+/// full, how many messages were dropped since.
+#[derive(Debug)]
+pub(crate) struct BridgeSender {
+    tx: mpsc::Sender<BridgeMessage>,
+    lag: Arc<Mutex<Lag>>,
+}
+
+/// Dropped messages of one subscriber. While `missed > 0` every new message is
+/// dropped too, so the subscriber sees: what it had, one `Lagged`, then what came
+/// after it caught up — in order.
+#[derive(Debug, Default)]
+struct Lag {
+    missed: u64,
+}
+
+/// A new bridge subscription holding at most `capacity` waiting messages.
+pub(crate) fn bridge_channel(capacity: usize) -> (BridgeSender, Bridge) {
+    let (tx, rx) = mpsc::channel(capacity);
+    let lag = Arc::new(Mutex::new(Lag::default()));
+    (
+        BridgeSender {
+            tx,
+            lag: Arc::clone(&lag),
+        },
+        Bridge { rx, lag },
+    )
+}
+
+impl BridgeSender {
+    /// Queue `msg` (or count it as missed); `false` once the subscriber is gone.
+    pub(crate) fn send(&self, msg: BridgeMessage) -> bool {
+        let mut lag = lock(&self.lag);
+        if lag.missed > 0 {
+            lag.missed += 1;
+            return !self.tx.is_closed();
+        }
+        match self.tx.try_send(msg) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                lag.missed = 1;
+                true
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
 }
 
 /// A subscription to the bridge: every [`BridgeMessage`] after subscribing, in
-/// order, none dropped. Also a `futures_core::Stream`.
+/// order. Also a `futures_core::Stream`.
+///
+/// A subscriber holds at most the bridge capacity (default 1024) of unread
+/// messages; one that falls further behind gets, after the messages it had, one
+/// [`BridgeMessage::Lagged`] saying how many it missed, then the messages that
+/// come after it caught up. A subscriber that keeps up loses nothing.
 #[derive(Debug)]
 pub struct Bridge {
-    pub(crate) rx: mpsc::UnboundedReceiver<BridgeMessage>,
+    rx: mpsc::Receiver<BridgeMessage>,
+    lag: Arc<Mutex<Lag>>,
 }
 
 impl Bridge {
     /// The next message; `None` once the toolmark is gone.
     pub async fn recv(&mut self) -> Option<BridgeMessage> {
-        self.rx.recv().await
+        std::future::poll_fn(|cx| self.poll_message(cx)).await
     }
 
     /// The next message if one is waiting.
     pub fn try_recv(&mut self) -> Option<BridgeMessage> {
-        self.rx.try_recv().ok()
+        match self.rx.try_recv() {
+            Ok(msg) => Some(msg),
+            Err(_) => self.take_lagged(),
+        }
+    }
+
+    /// Once the queue is empty: the `Lagged` message for what was dropped, if any
+    /// (which also ends the lag, so new messages queue again).
+    fn take_lagged(&self) -> Option<BridgeMessage> {
+        let mut lag = lock(&self.lag);
+        (lag.missed > 0).then(|| BridgeMessage::Lagged {
+            missed: std::mem::take(&mut lag.missed),
+        })
+    }
+
+    fn poll_message(&mut self, cx: &mut Context<'_>) -> Poll<Option<BridgeMessage>> {
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(msg)) => Poll::Ready(Some(msg)),
+            Poll::Ready(None) => Poll::Ready(self.take_lagged()),
+            Poll::Pending => match self.take_lagged() {
+                Some(msg) => Poll::Ready(Some(msg)),
+                None => Poll::Pending,
+            },
+        }
     }
 }
 
 impl futures_core::Stream for Bridge {
     type Item = BridgeMessage;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<BridgeMessage>> {
-        self.rx.poll_recv(cx)
+        self.poll_message(cx)
     }
 }
 

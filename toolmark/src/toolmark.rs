@@ -7,14 +7,14 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
-use tokio::sync::{broadcast, mpsc, Notify};
+use tokio::sync::{broadcast, Notify};
 use tokio_util::sync::CancellationToken;
 
 use crate::call::input::InputLimits;
 use crate::call::undo::UndoEntry;
 use crate::clock::{Clock, SystemClock};
-use crate::confirm::store::{DropReason, Pending, PendingKind, PendingStore};
-use crate::event::{Bridge, BridgeMessage, Event, Events};
+use crate::confirm::store::{Cap, DropReason, Pending, PendingKind, PendingStore, PerCaller};
+use crate::event::{bridge_channel, Bridge, BridgeMessage, BridgeSender, Event, Events};
 use crate::scope::ScopeNode;
 use crate::sync::lock;
 use crate::tools::registry::{prepare, ToolEntry};
@@ -37,6 +37,8 @@ pub(crate) struct Config {
     pub(crate) call_timeout: Duration,
     pub(crate) abort_grace: Duration,
     pub(crate) max_pending: usize,
+    pub(crate) max_pending_per_caller: Option<usize>,
+    pub(crate) bridge_capacity: usize,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) states: crate::call::context::StateMap,
     pub(crate) dev_events: bool,
@@ -112,6 +114,31 @@ impl ToolmarkBuilder {
     /// oldest expire first.
     pub fn max_pending(mut self, max: usize) -> Self {
         self.config.max_pending = max;
+        self
+    }
+
+    /// The most confirmations one caller (for example [`Caller::InApp`]) may have
+    /// open at once: over it, that caller's own oldest expires. Whether set or not,
+    /// one busy or hostile caller cannot push out everyone else's: when
+    /// [`max_pending`](Self::max_pending) is reached, a caller holding more than this
+    /// share loses its own oldest first, and the oldest of all expires only when no
+    /// caller is over its share.
+    ///
+    /// Unset (the default), the share is half of `max_pending` (50 of 100) and is no
+    /// hard bound: a caller alone may fill all of `max_pending`, as before. Every
+    /// confirmation pushed out by a cap is an [`Event::ConfirmationEvicted`] (and
+    /// then expires like any other).
+    pub fn max_pending_per_caller(mut self, max: usize) -> Self {
+        self.config.max_pending_per_caller = Some(max);
+        self
+    }
+
+    /// How many [`BridgeMessage`]s one [`Bridge`] subscriber may have waiting
+    /// (default 1024). A subscriber that falls further behind loses the newer
+    /// messages and then receives one [`BridgeMessage::Lagged`] saying how many it
+    /// missed, instead of holding unbounded memory.
+    pub fn bridge_capacity(mut self, capacity: usize) -> Self {
+        self.config.bridge_capacity = capacity;
         self
     }
 
@@ -212,6 +239,12 @@ impl ToolmarkBuilder {
         if self.config.max_pending == 0 {
             return Err(invalid("max_pending", "must be at least 1"));
         }
+        if self.config.max_pending_per_caller == Some(0) {
+            return Err(invalid("max_pending_per_caller", "must be at least 1"));
+        }
+        if self.config.bridge_capacity == 0 {
+            return Err(invalid("bridge_capacity", "must be at least 1"));
+        }
         if self.event_capacity == 0 {
             return Err(invalid("event_capacity", "must be at least 1"));
         }
@@ -280,7 +313,7 @@ pub(crate) struct Inner {
     pub(crate) root: Arc<ScopeNode>,
     events: broadcast::Sender<Event>,
     event_subscribers: Arc<std::sync::atomic::AtomicUsize>,
-    bridge: Mutex<Vec<mpsc::UnboundedSender<BridgeMessage>>>,
+    bridge: Mutex<Vec<BridgeSender>>,
     pub(crate) pending: Mutex<PendingStore>,
     sweeper_started: AtomicBool,
     sweeper_wake: Arc<Notify>,
@@ -347,6 +380,8 @@ impl Toolmark {
                 call_timeout: Duration::from_secs(120),
                 abort_grace: Duration::from_secs(5),
                 max_pending: 100,
+                max_pending_per_caller: None,
+                bridge_capacity: 1024,
                 clock: Arc::new(SystemClock),
                 states: Default::default(),
                 dev_events: cfg!(debug_assertions),
@@ -444,9 +479,9 @@ impl Toolmark {
     /// Subscribe to the bridge: the outcome of every deferred confirmation resolved
     /// from now on (approved, rejected, expired, dropped), in order, none lost.
     pub fn bridge(&self) -> Bridge {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = bridge_channel(self.inner.config.bridge_capacity);
         lock(&self.inner.bridge).push(tx);
-        Bridge { rx }
+        rx
     }
 
     /// The open deferred confirmations, oldest first, input redacted.
@@ -726,17 +761,31 @@ impl Inner {
 
     pub(crate) fn send_bridge(&self, msg: BridgeMessage) {
         let mut subs = lock(&self.bridge);
-        subs.retain(|tx| tx.send(msg.clone()).is_ok());
+        subs.retain(|tx| tx.send(msg.clone()));
     }
 
     pub(crate) fn now(&self) -> SystemTime {
         self.config.clock.now()
     }
 
-    /// Open a confirmation. The oldest beyond `max_pending` expire.
+    /// Open a confirmation; those pushed out by the caps expire (see
+    /// [`ToolmarkBuilder::max_pending_per_caller`]).
     pub(crate) fn insert_pending(self: &Arc<Self>, p: Pending) {
-        let evicted = lock(&self.pending).insert(p, self.config.max_pending);
-        for old in evicted {
+        let per_caller = match self.config.max_pending_per_caller {
+            Some(n) => PerCaller::Hard(n),
+            None => PerCaller::Share((self.config.max_pending / 2).max(1)),
+        };
+        let evicted = lock(&self.pending).insert(p, self.config.max_pending, per_caller);
+        for (old, cap) in evicted {
+            self.emit(|| Event::ConfirmationEvicted {
+                confirm_id: old.id.clone(),
+                tool: old.entry.name.to_string(),
+                caller: old.caller,
+                cap: match cap {
+                    Cap::Global => "max_pending",
+                    Cap::PerCaller => "max_pending_per_caller",
+                },
+            });
             self.drop_pending(old, DropReason::Expired);
         }
         self.start_sweeper();

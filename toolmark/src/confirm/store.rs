@@ -1,7 +1,7 @@
 //! The store of open confirmations: ids, expiry order, the `max_pending` cap and
 //! single use (an id is taken out under one lock, never checked then acted on).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -75,7 +75,28 @@ pub(crate) struct PendingStore {
     map: HashMap<String, Pending>,
     /// seq → id, oldest first.
     order: BTreeMap<u64, String>,
+    /// Per caller (indexed by `Caller as usize`): that caller's seqs, oldest first.
+    by_caller: [BTreeSet<u64>; 6],
     seq: u64,
+}
+
+/// How many confirmations one caller may hold.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum PerCaller {
+    /// Never more than this many (`max_pending_per_caller` set by the app).
+    Hard(usize),
+    /// Any number while there is room; at the global cap, a caller beyond this
+    /// share loses its own oldest first (the default: half of `max_pending`).
+    Share(usize),
+}
+
+/// Which cap pushed a confirmation out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cap {
+    /// `max_pending`: every caller's confirmations together.
+    Global,
+    /// `max_pending_per_caller`: a caller beyond its bound or share lost its own.
+    PerCaller,
 }
 
 impl PendingStore {
@@ -84,26 +105,67 @@ impl PendingStore {
         self.seq
     }
 
-    /// Insert `p`; return the oldest confirmations beyond `max` (they expire).
-    pub(crate) fn insert(&mut self, p: Pending, max: usize) -> Vec<Pending> {
-        self.order.insert(p.seq, p.id.clone());
-        self.map.insert(p.id.clone(), p);
+    /// Insert `p`; return the confirmations pushed out, in order. A hard
+    /// per-caller bound first pushes out the inserting caller's own oldest; then,
+    /// while more than `max` are open, the oldest of a caller holding more than its
+    /// share goes first (the inserting caller's own when it is one), and only when no
+    /// caller is over its share, the oldest of all.
+    pub(crate) fn insert(
+        &mut self,
+        p: Pending,
+        max: usize,
+        per_caller: PerCaller,
+    ) -> Vec<(Pending, Cap)> {
+        let caller = p.caller as usize;
+        self.reinsert(p);
         let mut evicted = Vec::new();
+        let share = match per_caller {
+            PerCaller::Hard(n) => {
+                while self.by_caller[caller].len() > n {
+                    match self.oldest_of(caller).and_then(|id| self.take(&id)) {
+                        Some(old) => evicted.push((old, Cap::PerCaller)),
+                        None => break,
+                    }
+                }
+                n
+            }
+            PerCaller::Share(n) => n,
+        };
         while self.map.len() > max {
-            let Some((_, id)) = self.order.pop_first() else {
-                break;
+            let over = if self.by_caller[caller].len() > share {
+                Some(caller)
+            } else {
+                (0..self.by_caller.len())
+                    .filter(|c| self.by_caller[*c].len() > share)
+                    .min_by_key(|c| self.by_caller[*c].first().copied())
             };
-            if let Some(old) = self.map.remove(&id) {
-                evicted.push(old);
+            let victim = match over {
+                Some(c) => self.oldest_of(c).map(|id| (id, Cap::PerCaller)),
+                None => self
+                    .order
+                    .values()
+                    .next()
+                    .cloned()
+                    .map(|id| (id, Cap::Global)),
+            };
+            match victim.and_then(|(id, cap)| self.take(&id).map(|p| (p, cap))) {
+                Some(out) => evicted.push(out),
+                None => break,
             }
         }
         evicted
+    }
+
+    fn oldest_of(&self, caller: usize) -> Option<String> {
+        let seq = self.by_caller[caller].first()?;
+        self.order.get(seq).cloned()
     }
 
     /// Put back a confirmation taken for an approval that was refused (its place
     /// in the expiry order is kept).
     pub(crate) fn reinsert(&mut self, p: Pending) {
         self.order.insert(p.seq, p.id.clone());
+        self.by_caller[p.caller as usize].insert(p.seq);
         self.map.insert(p.id.clone(), p);
     }
 
@@ -111,6 +173,7 @@ impl PendingStore {
     pub(crate) fn take(&mut self, id: &str) -> Option<Pending> {
         let p = self.map.remove(id)?;
         self.order.remove(&p.seq);
+        self.by_caller[p.caller as usize].remove(&p.seq);
         Some(p)
     }
 
