@@ -2,6 +2,9 @@
 //! approver or observer receives never holds a secret, and what a tool receives
 //! never holds a placeholder.
 
+mod caps;
+mod capture;
+mod keys;
 mod payloads;
 mod properties;
 mod restore;

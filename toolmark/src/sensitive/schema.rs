@@ -76,7 +76,7 @@ const EXPAND_BUDGET: usize = 1024;
 /// Combinators whose branches a step walks into.
 const COMBINATORS: [&str; 3] = ["allOf", "anyOf", "oneOf"];
 /// The schema that accepts anything: the elements of an array without `items`.
-static ANY_SCHEMA: Value = Value::Bool(true);
+pub(super) static ANY_SCHEMA: Value = Value::Bool(true);
 
 /// Decodes `%XX` escapes of a URI fragment.
 fn percent_decode(s: &str) -> Option<String> {
@@ -143,7 +143,7 @@ fn expand<'a>(
 }
 
 /// Expands every node of `nodes`.
-fn expand_all<'a>(
+pub(super) fn expand_all<'a>(
     nodes: &[&'a Value],
     root: &'a Value,
     unresolved: &mut Vec<String>,
@@ -157,7 +157,7 @@ fn expand_all<'a>(
 }
 
 /// The property names declared by the expanded nodes, without repeats.
-fn property_names<'a>(expanded: &[&'a Value]) -> Vec<&'a str> {
+pub(super) fn property_names<'a>(expanded: &[&'a Value]) -> Vec<&'a str> {
     let mut names: Vec<&str> = Vec::new();
     for n in expanded {
         if let Some(props) = n.get("properties").and_then(Value::as_object) {
@@ -172,7 +172,7 @@ fn property_names<'a>(expanded: &[&'a Value]) -> Vec<&'a str> {
 }
 
 /// The schemas of property `name` in the expanded nodes.
-fn step_key<'a>(expanded: &[&'a Value], name: &str) -> Vec<&'a Value> {
+pub(super) fn step_key<'a>(expanded: &[&'a Value], name: &str) -> Vec<&'a Value> {
     expanded
         .iter()
         .filter_map(|n| n.get("properties").and_then(|p| p.get(name)))
@@ -180,7 +180,7 @@ fn step_key<'a>(expanded: &[&'a Value], name: &str) -> Vec<&'a Value> {
 }
 
 /// Does the node say `"type": ty` (alone or in a type array)?
-fn typed_as(node: &Value, ty: &str) -> bool {
+pub(super) fn typed_as(node: &Value, ty: &str) -> bool {
     type_includes(node.get("type"), ty)
 }
 
@@ -194,7 +194,7 @@ fn type_includes(type_kw: Option<&Value>, ty: &str) -> bool {
 }
 
 /// The element schemas of the array nodes among the expanded ones (`[]`).
-fn step_any<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
+pub(super) fn step_any<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
     let mut out = Vec::new();
     for n in expanded {
         let items = n.get("items");

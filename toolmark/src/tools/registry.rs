@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::scope::{segment_error, valid_segment, ScopeNode};
-use crate::sensitive::{self, Matcher, NameMode, SensitivePath};
+use crate::sensitive::{self, KeyTree, Matcher, NameMode, SensitivePath};
 use crate::toolmark::Config;
 use crate::tools::spec::{
     ChangesFn, DecodeFn, Handler, PrepareFn, RunFn, SensitiveFn, SensitiveSource, StaleCheck,
@@ -45,6 +45,9 @@ pub(crate) struct ToolEntry {
     pub(crate) decode: DecodeFn,
     /// How unknown (ignored) properties are found.
     pub(crate) unknown: crate::call::input::UnknownCheck,
+    /// For a tool with sensitive paths: the input schema compiled to check that
+    /// every key of an input is one it lists (whatever `allow_unknown_fields` says).
+    pub(crate) keys: Option<KeyTree>,
     pub(crate) run: RunFn,
     /// Decode and build the run in one step, when the tool can.
     pub(crate) prepare: Option<PrepareFn>,
@@ -185,6 +188,22 @@ pub(crate) fn prepare(
             )
         }
     };
+    // Keys are checked for every tool whose input has secrets: a key the schema
+    // does not list could be read (by an alias, say) where redaction cannot see it.
+    let has_secrets = match &sensitive {
+        EntrySensitive::Static(m) => !m.is_empty(),
+        EntrySensitive::Dynamic { .. } => true,
+    };
+    let keys = if has_secrets {
+        Some(
+            KeyTree::compile(&raw_schema).map_err(|reason| RegisterError::InvalidSpec {
+                tool: full.clone(),
+                reason,
+            })?,
+        )
+    } else {
+        None
+    };
     let schema = if marked_paths.is_empty() {
         Arc::clone(&raw_schema)
     } else {
@@ -308,6 +327,7 @@ pub(crate) fn prepare(
         info,
         decode,
         unknown: crate::call::input::UnknownCheck::for_schema(&raw_schema),
+        keys,
         run,
         prepare,
         sensitive,
