@@ -4,6 +4,7 @@
 
 mod caps;
 mod capture;
+mod key_props;
 mod keys;
 mod payloads;
 mod properties;
