@@ -13,6 +13,7 @@ use crate::capture::Capture;
 use crate::keys::Observed;
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
 struct Card {
     holder: String,
     #[serde(alias = "cvv")]
@@ -20,6 +21,7 @@ struct Card {
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
 struct Flat {
     id: String,
     #[serde(flatten)]
@@ -27,6 +29,7 @@ struct Flat {
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
 #[serde(tag = "kind")]
 enum Internal {
     Card {
@@ -39,6 +42,7 @@ enum Internal {
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
 enum External {
     Card {
         #[serde(alias = "cvv")]
@@ -47,6 +51,7 @@ enum External {
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
 #[serde(untagged)]
 enum Untagged {
     Card {
@@ -59,12 +64,14 @@ enum Untagged {
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
 struct Tagged<T> {
     name: String,
     pay: T,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
 struct Defaults {
     name: String,
     #[serde(default, alias = "Cvc", alias = "CVC")]
@@ -72,6 +79,7 @@ struct Defaults {
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
 struct Wallet {
     name: String,
     cards: Vec<Card>,

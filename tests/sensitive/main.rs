@@ -8,6 +8,7 @@ mod key_props;
 mod keys;
 mod payloads;
 mod properties;
+mod registration;
 mod restore;
 
 use std::sync::{Arc, Mutex};

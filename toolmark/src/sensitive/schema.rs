@@ -266,15 +266,30 @@ fn convention_matches(field: &str, props: &[&str]) -> Vec<(String, Vec<&'static 
 /// `prefixItems` of an array (or anything, for an array without `items`). Map keys
 /// (`additionalProperties`, `patternProperties`) cannot be named. The error is a
 /// sentence naming the segment and where it was looked up.
+///
+/// A key that names no property but whose following segments resolve at the same
+/// level (the fields of a `#[serde(flatten)]` field sit in the struct around it)
+/// gets a suggestion of the `json:` path to write instead.
 pub(crate) fn resolve_path(
     path: &SensitivePath,
     schema: &Value,
     mode: NameMode,
 ) -> Result<SensitivePath, String> {
-    let mut nodes: Vec<&Value> = vec![schema];
-    let mut resolved: Vec<Seg> = Vec::with_capacity(path.segs().len());
-    for (n, seg) in path.segs().iter().enumerate() {
-        let at = &path.segs()[..n];
+    resolve_segs(vec![schema], path.segs(), schema, mode, true).map(SensitivePath::from_segs)
+}
+
+/// [`resolve_path`] for `segs` starting at `nodes`; `suggest`: look for the flatten
+/// suggestion on an error.
+fn resolve_segs<'a>(
+    mut nodes: Vec<&'a Value>,
+    segs: &[Seg],
+    schema: &'a Value,
+    mode: NameMode,
+    suggest: bool,
+) -> Result<Vec<Seg>, String> {
+    let mut resolved: Vec<Seg> = Vec::with_capacity(segs.len());
+    for (n, seg) in segs.iter().enumerate() {
+        let at = &segs[..n];
         let mut unresolved = Vec::new();
         let expanded = expand_all(&nodes, schema, &mut unresolved);
         match seg {
@@ -306,7 +321,20 @@ pub(crate) fn resolve_path(
                     }
                 };
                 let Some(json_name) = json_name else {
-                    return Err(not_a_property(name, at, &expanded, &props, &unresolved));
+                    let mut e = not_a_property(name, at, &expanded, &props, &unresolved);
+                    let rest = &segs[n + 1..];
+                    if suggest && !rest.is_empty() {
+                        if let Ok(tail) = resolve_segs(nodes, rest, schema, mode, false) {
+                            let mut full = resolved;
+                            full.extend(tail);
+                            e.push_str(&format!(
+                                "; if {name:?} is a #[serde(flatten)] field, its fields sit at \
+                                 this level: write \"json:{}\"",
+                                segs_to_string(&full)
+                            ));
+                        }
+                    }
+                    return Err(e);
                 };
                 nodes = step_key(&expanded, &json_name);
                 resolved.push(Seg::Key(json_name));
@@ -324,7 +352,7 @@ pub(crate) fn resolve_path(
             }
         }
     }
-    Ok(SensitivePath::from_segs(resolved))
+    Ok(resolved)
 }
 
 /// The error for a key that names no property.
@@ -409,6 +437,82 @@ pub(crate) fn mark_write_only(schema: &mut Value, paths: &[SensitivePath]) {
     let root = schema.clone();
     for p in paths {
         mark(schema, p.segs(), &root, 0);
+    }
+    prune_defs(schema);
+}
+
+/// The containers of definitions at the root of a schema document.
+const DEF_CONTAINERS: [&str; 2] = ["$defs", "definitions"];
+
+/// The definition a local `$ref` names: `("$defs", "Card")` for `#/$defs/Card` (or
+/// anything below it). `None` for a reference that does not point into a
+/// definition; `Some((container, ""))` for one naming a whole container.
+fn def_of(reference: &str) -> Option<(&'static str, String)> {
+    let pointer = percent_decode(reference.strip_prefix('#')?)?;
+    let rest = pointer.strip_prefix('/')?;
+    let (first, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    let container = DEF_CONTAINERS.into_iter().find(|c| *c == first)?;
+    let name = tail.split('/').next().unwrap_or("");
+    Some((container, name.replace("~1", "/").replace("~0", "~")))
+}
+
+/// Pushes every `$ref` string below `node`.
+fn refs_in<'a>(node: &'a Value, out: &mut Vec<&'a str>) {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match n {
+            Value::Object(map) => {
+                if let Some(r) = map.get("$ref").and_then(Value::as_str) {
+                    out.push(r);
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+}
+
+/// Drops the root's `$defs` (and `definitions`) entries that nothing references any
+/// more, directly or through other kept entries, and a container left empty. Marking
+/// inlines copies of definitions, which can leave the originals unused. A reference
+/// that names a whole container keeps everything.
+fn prune_defs(schema: &mut Value) {
+    let Value::Object(root) = schema else { return };
+    if !DEF_CONTAINERS.iter().any(|c| root.contains_key(*c)) {
+        return;
+    }
+    let mut pending: Vec<&str> = Vec::new();
+    for (k, v) in root.iter() {
+        if !DEF_CONTAINERS.contains(&k.as_str()) {
+            refs_in(v, &mut pending);
+        }
+    }
+    let mut used: Vec<(&'static str, String)> = Vec::new();
+    while let Some(r) = pending.pop() {
+        let Some((container, name)) = def_of(r) else {
+            continue;
+        };
+        if name.is_empty() {
+            return;
+        }
+        if used.iter().any(|(c, n)| *c == container && *n == name) {
+            continue;
+        }
+        if let Some(def) = root.get(container).and_then(|d| d.get(&name)) {
+            refs_in(def, &mut pending);
+        }
+        used.push((container, name));
+    }
+    let used: Vec<(&'static str, String)> = used;
+    for container in DEF_CONTAINERS {
+        let Some(Value::Object(defs)) = root.get_mut(container) else {
+            continue;
+        };
+        defs.retain(|name, _| used.iter().any(|(c, n)| *c == container && n == name));
+        if defs.is_empty() {
+            root.remove(container);
+        }
     }
 }
 
@@ -801,7 +905,10 @@ mod tests {
             s["properties"]["owner"]["anyOf"][1],
             json!({ "type": "null" })
         );
-        assert_eq!(s["$defs"], challenge_schema()["$defs"]);
+        // Owner was inlined at its only use: its definition is dropped.
+        let mut defs = challenge_schema()["$defs"].clone();
+        defs.as_object_mut().unwrap().remove("Owner");
+        assert_eq!(s["$defs"], defs);
     }
 
     #[test]
@@ -855,7 +962,59 @@ mod tests {
             pay["oneOf"][2],
             challenge_schema()["$defs"]["Payment"]["oneOf"][2]
         );
-        assert_eq!(s["$defs"], challenge_schema()["$defs"]);
+        let mut defs = challenge_schema()["$defs"].clone();
+        defs.as_object_mut().unwrap().remove("Payment");
+        assert_eq!(s["$defs"], defs);
+    }
+
+    #[test]
+    fn defs_nothing_references_after_inlining_are_dropped() {
+        let base = json!({
+            "type": "object",
+            "properties": {
+                "cards": { "type": "array", "items": { "$ref": "#/$defs/Card" } },
+                "note": { "$ref": "#/definitions/Note" }
+            },
+            "$defs": {
+                "Card": { "type": "object", "properties": {
+                    "cvc": { "type": "string" }, "addr": { "$ref": "#/$defs/Address" }
+                } },
+                "Address": { "type": "object", "properties": { "zip": { "$ref": "#/$defs/Zip" } } },
+                "Zip": { "type": "string" },
+                "Loop": { "anyOf": [ { "$ref": "#/$defs/Loop" } ] }
+            },
+            "definitions": { "Note": { "type": "string" } }
+        });
+        let s = marked(base.clone(), &["cards[].cvc"]);
+        // Card is inlined; its copy still uses Address, which uses Zip (kept
+        // transitively); Loop was never used; Note is used by "note".
+        let defs: Vec<&String> = s["$defs"].as_object().unwrap().keys().collect();
+        assert_eq!(defs, ["Address", "Zip"]);
+        assert_eq!(s["definitions"], base["definitions"]);
+        // Every def unused: the empty container is dropped too.
+        let s = marked(
+            json!({
+                "type": "object",
+                "properties": { "c": { "$ref": "#/$defs/C" } },
+                "$defs": { "C": { "type": "object", "properties": { "cvc": {} } } }
+            }),
+            &["c.cvc"],
+        );
+        assert_eq!(s.get("$defs"), None);
+        assert_eq!(
+            s["properties"]["c"]["properties"]["cvc"]["writeOnly"],
+            json!(true)
+        );
+        // A reference to a whole container keeps everything.
+        let s = marked(
+            json!({
+                "type": "object",
+                "properties": { "c": { "$ref": "#/$defs/C" }, "all": { "$ref": "#/$defs" } },
+                "$defs": { "C": { "type": "object", "properties": { "cvc": {} } } }
+            }),
+            &["c.cvc"],
+        );
+        assert!(s["$defs"].get("C").is_some());
     }
 
     #[test]
