@@ -6,6 +6,7 @@ mod caps;
 mod capture;
 mod key_props;
 mod keys;
+mod maps;
 mod payloads;
 mod properties;
 mod registration;

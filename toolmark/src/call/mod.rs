@@ -155,6 +155,9 @@ fn withhold_in(mut issues: Vec<Issue>, matcher: &Matcher, secrets: &[String]) ->
             issue.message = withhold_value(&issue.message);
         }
         issue.message = scrub(&issue.message, secrets);
+        if let Some(path) = matcher.redact_location(&issue.path) {
+            issue.path = path;
+        }
     }
     issues
 }

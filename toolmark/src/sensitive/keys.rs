@@ -20,7 +20,7 @@
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::schema::{expand_all, property_names, step_any, step_key, typed_as, ANY_SCHEMA};
+use super::schema::{expand_all, property_names, step_items, step_key, typed_as, ANY_SCHEMA};
 use crate::payload::Issue;
 
 /// How many nodes a compiled schema may have.
@@ -128,7 +128,7 @@ impl<'a> Compiler<'a> {
             // No listed property, any key allowed (or not an object at all).
             Some(ANY)
         };
-        let elements: Vec<&Value> = step_any(expanded)
+        let elements: Vec<&Value> = step_items(expanded)
             .into_iter()
             .filter(|e| !std::ptr::eq(*e, &ANY_SCHEMA))
             .collect();
@@ -230,6 +230,27 @@ impl KeyTree {
             _ => {}
         }
     }
+}
+
+/// Every property name `schema` declares anywhere (the keys of every `properties`).
+pub(crate) fn declared_names(schema: &Value) -> Vec<Box<str>> {
+    let mut out: Vec<Box<str>> = Vec::new();
+    let mut stack = vec![schema];
+    while let Some(n) = stack.pop() {
+        match n {
+            Value::Object(map) => {
+                if let Some(Value::Object(props)) = map.get("properties") {
+                    out.extend(props.keys().map(|k| Box::<str>::from(k.as_str())));
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 fn itoa(i: usize) -> String {

@@ -25,7 +25,7 @@ mod schema;
 #[cfg(test)]
 mod props;
 
-pub(crate) use keys::KeyTree;
+pub(crate) use keys::{declared_names, KeyTree};
 pub(crate) use message::{scrub, withhold_value};
 // The whole API is re-exported here, whether or not the rest of the crate names each item yet.
 #[allow(unused_imports)]

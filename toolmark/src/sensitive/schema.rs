@@ -193,8 +193,8 @@ fn type_includes(type_kw: Option<&Value>, ty: &str) -> bool {
     }
 }
 
-/// The element schemas of the array nodes among the expanded ones (`[]`).
-pub(super) fn step_any<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
+/// The element schemas of the array nodes among the expanded ones.
+pub(super) fn step_items<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
     let mut out = Vec::new();
     for n in expanded {
         let items = n.get("items");
@@ -211,6 +211,29 @@ pub(super) fn step_any<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
             out.push(&ANY_SCHEMA);
         }
     }
+    out
+}
+
+/// The value schemas of the map nodes among the expanded ones: an
+/// `additionalProperties` schema (not `false`) and every `patternProperties` schema.
+pub(super) fn step_values<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
+    let mut out = Vec::new();
+    for n in expanded {
+        match n.get("additionalProperties") {
+            Some(Value::Bool(false)) | None => {}
+            Some(v) => out.push(v),
+        }
+        if let Some(Value::Object(patterns)) = n.get("patternProperties") {
+            out.extend(patterns.values());
+        }
+    }
+    out
+}
+
+/// What `[]` steps into: the elements of an array, the values of a map.
+fn step_any<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
+    let mut out = step_items(expanded);
+    out.extend(step_values(expanded));
     out
 }
 
@@ -343,7 +366,8 @@ fn resolve_segs<'a>(
                 nodes = step_any(&expanded);
                 if nodes.is_empty() {
                     return Err(format!(
-                        "\"[]\" cannot step into {}: it is not an array (no \"items\"){}",
+                        "\"[]\" cannot step into {}: it is neither an array (no \"items\") \
+                         nor a map (no \"additionalProperties\" schema){}",
                         place(at),
                         unresolved_note(&unresolved)
                     ));
@@ -373,7 +397,9 @@ fn not_a_property(
         sorted.sort_unstable();
         format!(" (properties: {})", sorted.join(", "))
     } else if is_map {
-        ": it is a map, and only declared properties can be named, not map keys".to_owned()
+        ": it is a map, and only declared properties can be named, not map keys; use \"[]\" \
+         for every value of the map"
+            .to_owned()
     } else if expanded
         .iter()
         .any(|n| typed_as(n, "array") || n.get("items").is_some())
@@ -555,6 +581,19 @@ fn mark(node: &mut Value, segs: &[Seg], root: &Value, depth: usize) {
                 stepped = true;
                 for item in prefix {
                     mark(item, rest, root, depth + 1);
+                }
+            }
+            if let Some(values) = map
+                .get_mut("additionalProperties")
+                .filter(|v| **v != Value::Bool(false))
+            {
+                stepped = true;
+                mark(values, rest, root, depth + 1);
+            }
+            if let Some(Value::Object(patterns)) = map.get_mut("patternProperties") {
+                stepped = true;
+                for v in patterns.values_mut() {
+                    mark(v, rest, root, depth + 1);
                 }
             }
             if !stepped && rest.is_empty() && type_includes(map.get("type"), "array") {
@@ -751,7 +790,11 @@ mod tests {
         assert_eq!(
             e,
             "\"token\" is not a property of the input at \"meta\": it is a map, and only \
-             declared properties can be named, not map keys"
+             declared properties can be named, not map keys; use \"[]\" for every value of the map"
+        );
+        assert_eq!(
+            json_name("meta[]", &challenge_schema()).as_deref(),
+            Ok("meta[]")
         );
     }
 
@@ -761,7 +804,8 @@ mod tests {
         assert_eq!(
             json_name("title[]", &s),
             Err(
-                "\"[]\" cannot step into the input at \"title\": it is not an array (no \"items\")"
+                "\"[]\" cannot step into the input at \"title\": it is neither an array (no \
+                 \"items\") nor a map (no \"additionalProperties\" schema)"
                     .to_owned()
             )
         );
@@ -1053,6 +1097,29 @@ mod tests {
         let c = &s["properties"]["c"];
         assert_eq!(c["type"], json!("object"));
         assert_eq!(c["allOf"][0]["properties"]["cvc"]["writeOnly"], json!(true));
+    }
+
+    #[test]
+    fn write_only_through_brackets_marks_every_value_of_a_map() {
+        let s = marked(
+            json!({
+                "type": "object",
+                "properties": {
+                    "wallet": { "type": "object", "additionalProperties": { "$ref": "#/$defs/Card" } },
+                    "vault": { "type": "object", "additionalProperties": { "type": "string" } }
+                },
+                "$defs": { "Card": { "type": "object", "properties": { "cvc": {}, "holder": {} } } }
+            }),
+            &["wallet[].cvc", "vault[]"],
+        );
+        let card = &s["properties"]["wallet"]["additionalProperties"];
+        assert_eq!(card["properties"]["cvc"]["writeOnly"], json!(true));
+        assert_eq!(card["properties"]["holder"].get("writeOnly"), None);
+        assert_eq!(
+            s["properties"]["vault"]["additionalProperties"]["writeOnly"],
+            json!(true)
+        );
+        assert_eq!(s.get("$defs"), None);
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub(crate) enum EntrySensitive {
     Dynamic {
         paths: SensitiveFn,
         schema: Arc<Value>,
+        /// The property names the schema declares.
+        names: Vec<Box<str>>,
     },
 }
 
@@ -63,10 +65,16 @@ impl ToolEntry {
     pub(crate) fn matcher(&self) -> Matcher {
         match &self.sensitive {
             EntrySensitive::Static(m) => m.clone(),
-            EntrySensitive::Dynamic { paths, schema } => paths()
+            EntrySensitive::Dynamic {
+                paths,
+                schema,
+                names,
+            } => paths()
                 .ok()
                 .and_then(|list| sensitive::resolve_all(&list, schema, NameMode::Json).ok())
-                .map_or_else(Matcher::unreadable, Matcher::new),
+                .map_or_else(Matcher::unreadable, |p| {
+                    Matcher::with_names(p, names.clone())
+                }),
         }
     }
 
@@ -167,7 +175,10 @@ pub(crate) fn prepare(
             let resolved =
                 sensitive::resolve_all(&paths, &raw_schema, default).map_err(invalid_path)?;
             (
-                EntrySensitive::Static(Matcher::new(resolved.clone())),
+                EntrySensitive::Static(Matcher::with_names(
+                    resolved.clone(),
+                    sensitive::declared_names(&raw_schema),
+                )),
                 resolved,
             )
         }
@@ -183,6 +194,7 @@ pub(crate) fn prepare(
                 EntrySensitive::Dynamic {
                     paths,
                     schema: Arc::clone(&raw_schema),
+                    names: sensitive::declared_names(&raw_schema),
                 },
                 marked,
             )
