@@ -12,12 +12,14 @@ use toolmark::{Caller, Decision, Effect, RefusalCode, ToolSpec, Toolmark};
 use crate::*;
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
 struct Vault {
     name: String,
     vault: HashMap<String, String>,
 }
 
 #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
 struct Card {
     holder: String,
     cvc: String,
