@@ -2,8 +2,14 @@
 //! approver or observer receives never holds a secret, and what a tool receives
 //! never holds a placeholder.
 
+mod caps;
+mod capture;
+mod key_props;
+mod keys;
+mod maps;
 mod payloads;
 mod properties;
+mod registration;
 mod restore;
 
 use std::sync::{Arc, Mutex};

@@ -178,6 +178,10 @@ impl ToolmarkBuilder {
 
     /// Accept input properties a typed tool's input does not declare (default:
     /// refused `invalid`, "unknown field").
+    ///
+    /// Never for a tool with sensitive paths: there a key its input schema does not
+    /// list is always refused, at every depth, because serde could read it (through
+    /// an alias, say) where redaction does not look.
     pub fn allow_unknown_fields(mut self, allow: bool) -> Self {
         self.config.allow_unknown_fields = allow;
         self

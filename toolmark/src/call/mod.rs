@@ -42,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 use crate::call::context::{CallShared, Deadline, Origin, Progress, ProgressFn, Signal};
 use crate::call::gate::GatePermit;
 use crate::call::input::{check_input, check_limits, json_type, UnknownCheck};
+use crate::call::outcome::MAX_ISSUES;
 use crate::event::Event;
 use crate::scope::ScopeNode;
 use crate::sensitive::{scrub, withhold_value, Matcher};
@@ -140,6 +141,14 @@ pub(crate) fn safe_issues(issues: Vec<Issue>, matcher: &Matcher, input: &Value) 
     withhold_in(issues, matcher, &matcher.secrets(input))
 }
 
+/// The `invalid` refusal for `issues` about `input`: cut to the first few (the
+/// rest counted), then kept free of secrets.
+pub(crate) fn refuse_issues(mut issues: Vec<Issue>, matcher: &Matcher, input: &Value) -> Refusal {
+    let more = issues.len().saturating_sub(MAX_ISSUES);
+    issues.truncate(MAX_ISSUES);
+    Refusal::invalid_capped(safe_issues(issues, matcher, input), more)
+}
+
 /// A tool's error with the secrets of `input` scrubbed from its message and issues.
 pub(crate) fn scrub_error(mut e: ToolError, matcher: &Matcher, input: &Value) -> ToolError {
     if matcher.is_empty() {
@@ -182,6 +191,9 @@ fn withhold_in(mut issues: Vec<Issue>, matcher: &Matcher, secrets: &[String]) ->
             issue.message = withhold_value(&issue.message);
         }
         issue.message = scrub(&issue.message, secrets);
+        if let Some(path) = matcher.redact_location(&issue.path) {
+            issue.path = path;
+        }
     }
     issues
 }
@@ -356,6 +368,13 @@ impl Inner {
             UnknownCheck::Track => check_limits(input, limits).map(|()| true),
         }
         .map_err(|i| Refusal::invalid(vec![i]))?;
+        if let Some(keys) = &entry.keys {
+            let found = keys.check(input, MAX_ISSUES);
+            if !found.issues.is_empty() {
+                let issues = safe_issues(found.issues, &entry.matcher(), input);
+                return Err(Refusal::invalid_capped(issues, found.more));
+            }
+        }
         Ok(must_track && !self.config.allow_unknown_fields)
     }
 
@@ -369,11 +388,7 @@ impl Inner {
         let track = self.check_shape(entry, &input)?;
         match (entry.decode)(&input, !track) {
             Ok(decoded) => Ok((input, decoded)),
-            Err(issues) => Err(Refusal::invalid(safe_issues(
-                issues,
-                &entry.matcher(),
-                &input,
-            ))),
+            Err(issues) => Err(refuse_issues(issues, &entry.matcher(), &input)),
         }
     }
 
@@ -402,7 +417,7 @@ impl Inner {
             Ok(fut) => Front::Ready { held, fut },
             Err(issues) => {
                 let matcher = shared.entry().map_or_else(Matcher::none, |e| e.matcher());
-                Front::Done(Refusal::invalid(safe_issues(issues, &matcher, &shared.input)).into())
+                Front::Done(refuse_issues(issues, &matcher, &shared.input).into())
             }
         }
     }

@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::payload::Change;
+
+/// How many issues one `invalid` refusal lists; the rest are counted in one more issue.
+pub(crate) const MAX_ISSUES: usize = 20;
 pub use crate::payload::Issue;
 
 /// Why a call was refused. Serialized snake_case (`"unknown_tool"`).
@@ -81,13 +84,27 @@ impl Refusal {
         }
     }
 
-    /// An `invalid` refusal carrying `issues`.
+    /// An `invalid` refusal carrying `issues`: the first 20 of them,
+    /// then (when there were more) one issue at `""` saying how many more there were.
     pub fn invalid(issues: Vec<Issue>) -> Self {
-        let message = match issues.as_slice() {
-            [] => "Invalid input".to_owned(),
-            [one] => format!("Invalid input: {one}"),
-            [first, rest @ ..] => format!("Invalid input: {first} (and {} more)", rest.len()),
+        Refusal::invalid_capped(issues, 0)
+    }
+
+    /// [`Refusal::invalid`] for issues a producer already cut short: `more` issues
+    /// were found beyond `issues`.
+    pub(crate) fn invalid_capped(mut issues: Vec<Issue>, more: usize) -> Self {
+        let more = more + issues.len().saturating_sub(MAX_ISSUES);
+        issues.truncate(MAX_ISSUES);
+        let message = match issues.split_first() {
+            None => "Invalid input".to_owned(),
+            Some((first, rest)) => match rest.len() + more {
+                0 => format!("Invalid input: {first}"),
+                n => format!("Invalid input: {first} (and {n} more)"),
+            },
         };
+        if more > 0 {
+            issues.push(Issue::new("", format!("and {more} more issues")));
+        }
         Refusal {
             code: RefusalCode::Invalid,
             message,

@@ -110,7 +110,29 @@ pub(crate) fn withhold_value(message: &str) -> String {
             return format!("{label}{WITHHELD}{}", withhold_quoted(tail));
         }
     }
+    if let Some(types) = expected_types(message) {
+        return format!("expected {types} {WITHHELD}");
+    }
     withhold_quoted(message)
+}
+
+/// The expected types of a JSON Schema validator's masked type error (`value is not
+/// of type "string"`, `value is not of types "boolean", "object"`), as
+/// `string` or `boolean or object`. The quoted names come from the schema, never from
+/// the value; anything but plain type names is not recognized.
+fn expected_types(message: &str) -> Option<String> {
+    let rest = message
+        .strip_prefix("value is not of types ")
+        .or_else(|| message.strip_prefix("value is not of type "))?;
+    let names = rest
+        .split(", ")
+        .map(|t| {
+            t.strip_prefix('"')
+                .and_then(|t| t.strip_suffix('"'))
+                .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_lowercase()))
+        })
+        .collect::<Option<Vec<&str>>>()?;
+    Some(names.join(" or "))
 }
 
 /// Rewrites `rest`, serde's `Unexpected` followed by `, expected …`.
@@ -188,6 +210,23 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_schema_type_error_keeps_the_expected_types() {
+        assert_eq!(
+            withhold_value("value is not of type \"string\""),
+            "expected string (value withheld)"
+        );
+        assert_eq!(
+            withhold_value("value is not of types \"boolean\", \"object\""),
+            "expected boolean or object (value withheld)"
+        );
+        // Anything unusual falls back to withholding every quoted span.
+        assert_eq!(
+            withhold_value("value is not of type \"S3CRET x\""),
+            "value is not of type (value withheld)"
+        );
+    }
 
     fn de_err(f: impl FnOnce() -> serde_json::Error) -> String {
         f().to_string()

@@ -15,6 +15,7 @@
 //! Locations (`cards.0.cvc`) are dotted like [`Issue`](crate::Issue) paths; `""` is the
 //! whole input.
 
+mod keys;
 mod message;
 mod path;
 mod redact;
@@ -24,6 +25,7 @@ mod schema;
 #[cfg(test)]
 mod props;
 
+pub(crate) use keys::{declared_names, KeyTree};
 pub(crate) use message::{scrub, withhold_value};
 // The whole API is re-exported here, whether or not the rest of the crate names each item yet.
 #[allow(unused_imports)]

@@ -6,7 +6,8 @@
 //!   identifier such as `r#type`; only [`NameMode::Rust`](super::NameMode) strips it).
 //!   A JSON property whose name has other characters (`$id`, `first name`, `a.b`)
 //!   cannot be named by a sensitive path;
-//! - `[]` steps into every element of an array (`cards[].cvc`, `matrix[][]`);
+//! - `[]` steps into every element of an array (`cards[].cvc`, `matrix[][]`) and into
+//!   every value of a map (`wallet[].cvc` on a `HashMap<String, Card>`);
 //! - a path starts with a `seg`: `[]` alone (a whole top-level array) is not a path,
 //!   because a tool's input is always an object. Indices (`a[0]`), empty segments
 //!   (`a..b`, `.a`, `a.`), whitespace and anything after `[]` other than `.` or `[]`
@@ -219,18 +220,18 @@ impl Seg {
     /// Does this segment match `step`?
     ///
     /// A `Key` matches an object member of that name and, when its text is a number, the
-    /// array element of that index. `Any` matches any array element. A location string
-    /// step matches a `Key` of the same text, and `Any` when it is numeric; the step `?`
-    /// (an unknown step in a `serde_path_to_error` path) matches every segment.
+    /// array element of that index. `Any` matches any array element and any member of an
+    /// object (a map's values; the path was checked against the schema at
+    /// registration). A location string step matches a `Key` of the same text, and
+    /// `Any` always; the step `?` (an unknown step in a `serde_path_to_error` path)
+    /// matches every segment.
     pub(crate) fn matches(&self, step: Step<'_>) -> bool {
         match (self, step) {
             (Seg::Key(k), Step::Key(s)) => k == s,
             (Seg::Key(k), Step::Index(i)) => index_of(k) == Some(i),
-            (Seg::Any, Step::Key(_)) => false,
-            (Seg::Any, Step::Index(_)) => true,
+            (Seg::Any, _) => true,
             (_, Step::Text("?")) => true,
             (Seg::Key(k), Step::Text(s)) => k == s,
-            (Seg::Any, Step::Text(s)) => index_of(s).is_some(),
         }
     }
 }
@@ -381,10 +382,11 @@ mod tests {
     #[test]
     fn segments_match_steps() {
         assert!(Seg::Any.matches(Step::Index(3)));
-        assert!(!Seg::Any.matches(Step::Key("3")));
+        // `[]` is also every value of a map.
+        assert!(Seg::Any.matches(Step::Key("3")));
+        assert!(Seg::Any.matches(Step::Key("KEY")));
         assert!(Seg::Any.matches(Step::Text("3")));
-        assert!(!Seg::Any.matches(Step::Text("03")));
-        assert!(!Seg::Any.matches(Step::Text("x")));
+        assert!(Seg::Any.matches(Step::Text("x")));
         assert!(key("0").matches(Step::Index(0)));
         assert!(key("0").matches(Step::Text("0")));
         assert!(key("x").matches(Step::Text("?")));

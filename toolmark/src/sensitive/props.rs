@@ -61,8 +61,8 @@ fn oracle_matches(paths: &[SensitivePath], loc: &[At]) -> bool {
                 .all(|(seg, step)| match (seg, step) {
                     (Seg::Key(k), At::K(s)) => k == s,
                     (Seg::Key(k), At::I(i)) => *k == i.to_string(),
-                    (Seg::Any, At::I(_)) => true,
-                    (Seg::Any, At::K(_)) => false,
+                    // `[]`: every element of an array, every value of a map.
+                    (Seg::Any, At::I(_) | At::K(_)) => true,
                 })
     })
 }

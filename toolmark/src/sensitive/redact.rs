@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::path::{location_steps, Seg, SensitivePath, Step};
+use super::path::{index_of, location_steps, Seg, SensitivePath, Step};
 use super::REDACTED;
 use crate::payload::Change;
 
@@ -28,6 +28,10 @@ struct Inner {
     paths: Vec<SensitivePath>,
     /// The paths could not be read: everything is sensitive.
     unreadable: bool,
+    /// The property names the input schema declares, sorted, when known: a key
+    /// inside a sensitive value that is not one of them is a map key, itself a
+    /// secret.
+    names: Option<Vec<Box<str>>>,
 }
 
 /// How a location relates to a sensitive path.
@@ -74,13 +78,14 @@ fn redact_in(v: &mut Value, segs: &[Seg]) {
         return;
     };
     match v {
-        Value::Object(map) => {
-            if let Seg::Key(k) = first {
+        Value::Object(map) => match first {
+            Seg::Key(k) => {
                 if let Some(child) = map.get_mut(k) {
                     redact_in(child, rest);
                 }
             }
-        }
+            Seg::Any => map.values_mut().for_each(|child| redact_in(child, rest)),
+        },
         Value::Array(items) => {
             for (i, child) in items.iter_mut().enumerate() {
                 if first.matches(Step::Index(i)) {
@@ -99,13 +104,14 @@ fn collect<'v>(v: &'v Value, segs: &[Seg], out: &mut Vec<&'v Value>) {
         return;
     };
     match v {
-        Value::Object(map) => {
-            if let Seg::Key(k) = first {
+        Value::Object(map) => match first {
+            Seg::Key(k) => {
                 if let Some(child) = map.get(k) {
                     collect(child, rest, out);
                 }
             }
-        }
+            Seg::Any => map.values().for_each(|child| collect(child, rest, out)),
+        },
         Value::Array(items) => {
             for (i, child) in items.iter().enumerate() {
                 if first.matches(Step::Index(i)) {
@@ -120,7 +126,10 @@ fn collect<'v>(v: &'v Value, segs: &[Seg], out: &mut Vec<&'v Value>) {
 /// Pushes the text forms of every scalar leaf of `v`: strings as they are (and as JSON
 /// and Rust `Debug` would escape them, where that differs), numbers and booleans as
 /// written.
-fn leaves(v: &Value, out: &mut Vec<String>) {
+///
+/// With `names`, every object key inside `v` that is not a declared property name (a
+/// map key) is pushed too.
+fn leaves(v: &Value, names: Option<&[Box<str>]>, out: &mut Vec<String>) {
     match v {
         Value::Null => {}
         Value::Bool(b) => out.push(b.to_string()),
@@ -143,8 +152,15 @@ fn leaves(v: &Value, out: &mut Vec<String>) {
                 out.push(inner.to_owned());
             }
         }
-        Value::Array(items) => items.iter().for_each(|x| leaves(x, out)),
-        Value::Object(map) => map.values().for_each(|x| leaves(x, out)),
+        Value::Array(items) => items.iter().for_each(|x| leaves(x, names, out)),
+        Value::Object(map) => {
+            for (k, x) in map {
+                if names.is_some_and(|n| n.binary_search_by(|d| (**d).cmp(k)).is_err()) {
+                    out.push(k.clone());
+                }
+                leaves(x, names, out);
+            }
+        }
     }
 }
 
@@ -161,8 +177,53 @@ impl Matcher {
             inner: Arc::new(Inner {
                 paths: unique,
                 unreadable: false,
+                names: None,
             }),
         }
+    }
+
+    /// [`Matcher::new`] knowing the property names the input schema declares: keys
+    /// inside a sensitive value that are not among them are map keys, and secrets
+    /// themselves ([`Matcher::secrets`], [`Matcher::redact_location`]).
+    pub(crate) fn with_names(paths: Vec<SensitivePath>, mut names: Vec<Box<str>>) -> Matcher {
+        names.sort_unstable();
+        names.dedup();
+        let mut m = Matcher::new(paths);
+        if let Some(inner) = Arc::get_mut(&mut m.inner) {
+            inner.names = Some(names);
+        }
+        m
+    }
+
+    /// `location` with every map key inside a sensitive value shown as
+    /// `"[redacted]"`: a step below a sensitive location that is neither an array
+    /// index nor a declared property name. `None` when nothing changes (or the
+    /// declared names are unknown).
+    pub(crate) fn redact_location(&self, location: &str) -> Option<String> {
+        let names = self.inner.names.as_deref()?;
+        if self.inner.paths.is_empty() {
+            return None;
+        }
+        let steps = location_steps(location);
+        let inside = |n: usize| {
+            self.inner
+                .paths
+                .iter()
+                .any(|p| relate(p.segs(), &steps[..n]) == Rel::Inside)
+        };
+        let first = (1..steps.len()).find(|&n| inside(n))?;
+        let secret = |step: &str| {
+            index_of(step).is_none() && names.binary_search_by(|d| (**d).cmp(step)).is_err()
+        };
+        if !steps[first..].iter().any(|s| secret(s)) {
+            return None;
+        }
+        let shown: Vec<&str> = steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| if i >= first && secret(s) { REDACTED } else { s })
+            .collect();
+        Some(shown.join("."))
     }
 
     /// Nothing is sensitive.
@@ -176,6 +237,7 @@ impl Matcher {
             inner: Arc::new(Inner {
                 paths: Vec::new(),
                 unreadable: true,
+                names: None,
             }),
         }
     }
@@ -289,7 +351,7 @@ impl Matcher {
         }
         let mut out = Vec::new();
         for v in found {
-            leaves(v, &mut out);
+            leaves(v, self.inner.names.as_deref(), &mut out);
         }
         out.retain(|s| !s.is_empty());
         out.sort_unstable_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
@@ -431,12 +493,40 @@ mod tests {
     }
 
     #[test]
+    fn map_keys_inside_a_sensitive_value_are_redacted_in_locations_and_secrets() {
+        let paths = |ps: &[&str]| -> Vec<SensitivePath> {
+            ps.iter()
+                .map(|p| SensitivePath::parse(p).unwrap())
+                .collect()
+        };
+        let names = || vec!["vault".into(), "wallet".into(), "cvc".into()];
+        let mm = Matcher::with_names(paths(&["vault", "wallet[].cvc"]), names());
+        assert_eq!(
+            mm.redact_location("vault.KEY-1.0").as_deref(),
+            Some("vault.[redacted].0")
+        );
+        assert_eq!(mm.redact_location("vault"), None);
+        // Keys above the sensitive value are not secrets; declared names are shown.
+        assert_eq!(mm.redact_location("wallet.home.cvc"), None);
+        assert_eq!(
+            mm.redact_location("wallet.home.cvc.k").as_deref(),
+            Some("wallet.home.cvc.[redacted]")
+        );
+        let secrets = mm.secrets(&json!({"vault": {"KEY-1": "v", "cvc": "w"}}));
+        assert!(secrets.contains(&"KEY-1".to_owned()), "{secrets:?}");
+        assert!(!secrets.contains(&"cvc".to_owned()), "{secrets:?}");
+        // Without the declared names, locations are left alone.
+        assert_eq!(m(&["vault"]).redact_location("vault.KEY-1"), None);
+    }
+
+    #[test]
     fn brackets_match_any_index_and_numeric_keys() {
         let mm = m(&["cards[].cvc", "grid[][]", "obj.0"]);
         assert!(mm.matches("cards.7.cvc"));
         assert!(mm.matches("cards.7.cvc.deeper"));
         assert!(!mm.matches("cards.7"));
-        assert!(!mm.matches("cards.x.cvc"));
+        // `[]` is every value of a map as well.
+        assert!(mm.matches("cards.x.cvc"));
         assert!(mm.matches("grid.1.2"));
         assert!(!mm.matches("grid.1"));
         assert!(mm.matches("obj.0"));

@@ -76,7 +76,7 @@ const EXPAND_BUDGET: usize = 1024;
 /// Combinators whose branches a step walks into.
 const COMBINATORS: [&str; 3] = ["allOf", "anyOf", "oneOf"];
 /// The schema that accepts anything: the elements of an array without `items`.
-static ANY_SCHEMA: Value = Value::Bool(true);
+pub(super) static ANY_SCHEMA: Value = Value::Bool(true);
 
 /// Decodes `%XX` escapes of a URI fragment.
 fn percent_decode(s: &str) -> Option<String> {
@@ -143,7 +143,7 @@ fn expand<'a>(
 }
 
 /// Expands every node of `nodes`.
-fn expand_all<'a>(
+pub(super) fn expand_all<'a>(
     nodes: &[&'a Value],
     root: &'a Value,
     unresolved: &mut Vec<String>,
@@ -157,7 +157,7 @@ fn expand_all<'a>(
 }
 
 /// The property names declared by the expanded nodes, without repeats.
-fn property_names<'a>(expanded: &[&'a Value]) -> Vec<&'a str> {
+pub(super) fn property_names<'a>(expanded: &[&'a Value]) -> Vec<&'a str> {
     let mut names: Vec<&str> = Vec::new();
     for n in expanded {
         if let Some(props) = n.get("properties").and_then(Value::as_object) {
@@ -172,7 +172,7 @@ fn property_names<'a>(expanded: &[&'a Value]) -> Vec<&'a str> {
 }
 
 /// The schemas of property `name` in the expanded nodes.
-fn step_key<'a>(expanded: &[&'a Value], name: &str) -> Vec<&'a Value> {
+pub(super) fn step_key<'a>(expanded: &[&'a Value], name: &str) -> Vec<&'a Value> {
     expanded
         .iter()
         .filter_map(|n| n.get("properties").and_then(|p| p.get(name)))
@@ -180,7 +180,7 @@ fn step_key<'a>(expanded: &[&'a Value], name: &str) -> Vec<&'a Value> {
 }
 
 /// Does the node say `"type": ty` (alone or in a type array)?
-fn typed_as(node: &Value, ty: &str) -> bool {
+pub(super) fn typed_as(node: &Value, ty: &str) -> bool {
     type_includes(node.get("type"), ty)
 }
 
@@ -193,8 +193,8 @@ fn type_includes(type_kw: Option<&Value>, ty: &str) -> bool {
     }
 }
 
-/// The element schemas of the array nodes among the expanded ones (`[]`).
-fn step_any<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
+/// The element schemas of the array nodes among the expanded ones.
+pub(super) fn step_items<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
     let mut out = Vec::new();
     for n in expanded {
         let items = n.get("items");
@@ -211,6 +211,29 @@ fn step_any<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
             out.push(&ANY_SCHEMA);
         }
     }
+    out
+}
+
+/// The value schemas of the map nodes among the expanded ones: an
+/// `additionalProperties` schema (not `false`) and every `patternProperties` schema.
+pub(super) fn step_values<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
+    let mut out = Vec::new();
+    for n in expanded {
+        match n.get("additionalProperties") {
+            Some(Value::Bool(false)) | None => {}
+            Some(v) => out.push(v),
+        }
+        if let Some(Value::Object(patterns)) = n.get("patternProperties") {
+            out.extend(patterns.values());
+        }
+    }
+    out
+}
+
+/// What `[]` steps into: the elements of an array, the values of a map.
+fn step_any<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
+    let mut out = step_items(expanded);
+    out.extend(step_values(expanded));
     out
 }
 
@@ -266,15 +289,30 @@ fn convention_matches(field: &str, props: &[&str]) -> Vec<(String, Vec<&'static 
 /// `prefixItems` of an array (or anything, for an array without `items`). Map keys
 /// (`additionalProperties`, `patternProperties`) cannot be named. The error is a
 /// sentence naming the segment and where it was looked up.
+///
+/// A key that names no property but whose following segments resolve at the same
+/// level (the fields of a `#[serde(flatten)]` field sit in the struct around it)
+/// gets a suggestion of the `json:` path to write instead.
 pub(crate) fn resolve_path(
     path: &SensitivePath,
     schema: &Value,
     mode: NameMode,
 ) -> Result<SensitivePath, String> {
-    let mut nodes: Vec<&Value> = vec![schema];
-    let mut resolved: Vec<Seg> = Vec::with_capacity(path.segs().len());
-    for (n, seg) in path.segs().iter().enumerate() {
-        let at = &path.segs()[..n];
+    resolve_segs(vec![schema], path.segs(), schema, mode, true).map(SensitivePath::from_segs)
+}
+
+/// [`resolve_path`] for `segs` starting at `nodes`; `suggest`: look for the flatten
+/// suggestion on an error.
+fn resolve_segs<'a>(
+    mut nodes: Vec<&'a Value>,
+    segs: &[Seg],
+    schema: &'a Value,
+    mode: NameMode,
+    suggest: bool,
+) -> Result<Vec<Seg>, String> {
+    let mut resolved: Vec<Seg> = Vec::with_capacity(segs.len());
+    for (n, seg) in segs.iter().enumerate() {
+        let at = &segs[..n];
         let mut unresolved = Vec::new();
         let expanded = expand_all(&nodes, schema, &mut unresolved);
         match seg {
@@ -306,7 +344,20 @@ pub(crate) fn resolve_path(
                     }
                 };
                 let Some(json_name) = json_name else {
-                    return Err(not_a_property(name, at, &expanded, &props, &unresolved));
+                    let mut e = not_a_property(name, at, &expanded, &props, &unresolved);
+                    let rest = &segs[n + 1..];
+                    if suggest && !rest.is_empty() {
+                        if let Ok(tail) = resolve_segs(nodes, rest, schema, mode, false) {
+                            let mut full = resolved;
+                            full.extend(tail);
+                            e.push_str(&format!(
+                                "; if {name:?} is a #[serde(flatten)] field, its fields sit at \
+                                 this level: write \"json:{}\"",
+                                segs_to_string(&full)
+                            ));
+                        }
+                    }
+                    return Err(e);
                 };
                 nodes = step_key(&expanded, &json_name);
                 resolved.push(Seg::Key(json_name));
@@ -315,7 +366,8 @@ pub(crate) fn resolve_path(
                 nodes = step_any(&expanded);
                 if nodes.is_empty() {
                     return Err(format!(
-                        "\"[]\" cannot step into {}: it is not an array (no \"items\"){}",
+                        "\"[]\" cannot step into {}: it is neither an array (no \"items\") \
+                         nor a map (no \"additionalProperties\" schema){}",
                         place(at),
                         unresolved_note(&unresolved)
                     ));
@@ -324,7 +376,7 @@ pub(crate) fn resolve_path(
             }
         }
     }
-    Ok(SensitivePath::from_segs(resolved))
+    Ok(resolved)
 }
 
 /// The error for a key that names no property.
@@ -345,7 +397,9 @@ fn not_a_property(
         sorted.sort_unstable();
         format!(" (properties: {})", sorted.join(", "))
     } else if is_map {
-        ": it is a map, and only declared properties can be named, not map keys".to_owned()
+        ": it is a map, and only declared properties can be named, not map keys; use \"[]\" \
+         for every value of the map"
+            .to_owned()
     } else if expanded
         .iter()
         .any(|n| typed_as(n, "array") || n.get("items").is_some())
@@ -410,6 +464,82 @@ pub(crate) fn mark_write_only(schema: &mut Value, paths: &[SensitivePath]) {
     for p in paths {
         mark(schema, p.segs(), &root, 0);
     }
+    prune_defs(schema);
+}
+
+/// The containers of definitions at the root of a schema document.
+const DEF_CONTAINERS: [&str; 2] = ["$defs", "definitions"];
+
+/// The definition a local `$ref` names: `("$defs", "Card")` for `#/$defs/Card` (or
+/// anything below it). `None` for a reference that does not point into a
+/// definition; `Some((container, ""))` for one naming a whole container.
+fn def_of(reference: &str) -> Option<(&'static str, String)> {
+    let pointer = percent_decode(reference.strip_prefix('#')?)?;
+    let rest = pointer.strip_prefix('/')?;
+    let (first, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    let container = DEF_CONTAINERS.into_iter().find(|c| *c == first)?;
+    let name = tail.split('/').next().unwrap_or("");
+    Some((container, name.replace("~1", "/").replace("~0", "~")))
+}
+
+/// Pushes every `$ref` string below `node`.
+fn refs_in<'a>(node: &'a Value, out: &mut Vec<&'a str>) {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match n {
+            Value::Object(map) => {
+                if let Some(r) = map.get("$ref").and_then(Value::as_str) {
+                    out.push(r);
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+}
+
+/// Drops the root's `$defs` (and `definitions`) entries that nothing references any
+/// more, directly or through other kept entries, and a container left empty. Marking
+/// inlines copies of definitions, which can leave the originals unused. A reference
+/// that names a whole container keeps everything.
+fn prune_defs(schema: &mut Value) {
+    let Value::Object(root) = schema else { return };
+    if !DEF_CONTAINERS.iter().any(|c| root.contains_key(*c)) {
+        return;
+    }
+    let mut pending: Vec<&str> = Vec::new();
+    for (k, v) in root.iter() {
+        if !DEF_CONTAINERS.contains(&k.as_str()) {
+            refs_in(v, &mut pending);
+        }
+    }
+    let mut used: Vec<(&'static str, String)> = Vec::new();
+    while let Some(r) = pending.pop() {
+        let Some((container, name)) = def_of(r) else {
+            continue;
+        };
+        if name.is_empty() {
+            return;
+        }
+        if used.iter().any(|(c, n)| *c == container && *n == name) {
+            continue;
+        }
+        if let Some(def) = root.get(container).and_then(|d| d.get(&name)) {
+            refs_in(def, &mut pending);
+        }
+        used.push((container, name));
+    }
+    let used: Vec<(&'static str, String)> = used;
+    for container in DEF_CONTAINERS {
+        let Some(Value::Object(defs)) = root.get_mut(container) else {
+            continue;
+        };
+        defs.retain(|name, _| used.iter().any(|(c, n)| *c == container && n == name));
+        if defs.is_empty() {
+            root.remove(container);
+        }
+    }
 }
 
 /// Marks the end of `segs` below `node`; `root` is the unmodified document.
@@ -451,6 +581,19 @@ fn mark(node: &mut Value, segs: &[Seg], root: &Value, depth: usize) {
                 stepped = true;
                 for item in prefix {
                     mark(item, rest, root, depth + 1);
+                }
+            }
+            if let Some(values) = map
+                .get_mut("additionalProperties")
+                .filter(|v| **v != Value::Bool(false))
+            {
+                stepped = true;
+                mark(values, rest, root, depth + 1);
+            }
+            if let Some(Value::Object(patterns)) = map.get_mut("patternProperties") {
+                stepped = true;
+                for v in patterns.values_mut() {
+                    mark(v, rest, root, depth + 1);
                 }
             }
             if !stepped && rest.is_empty() && type_includes(map.get("type"), "array") {
@@ -647,7 +790,11 @@ mod tests {
         assert_eq!(
             e,
             "\"token\" is not a property of the input at \"meta\": it is a map, and only \
-             declared properties can be named, not map keys"
+             declared properties can be named, not map keys; use \"[]\" for every value of the map"
+        );
+        assert_eq!(
+            json_name("meta[]", &challenge_schema()).as_deref(),
+            Ok("meta[]")
         );
     }
 
@@ -657,7 +804,8 @@ mod tests {
         assert_eq!(
             json_name("title[]", &s),
             Err(
-                "\"[]\" cannot step into the input at \"title\": it is not an array (no \"items\")"
+                "\"[]\" cannot step into the input at \"title\": it is neither an array (no \
+                 \"items\") nor a map (no \"additionalProperties\" schema)"
                     .to_owned()
             )
         );
@@ -801,7 +949,10 @@ mod tests {
             s["properties"]["owner"]["anyOf"][1],
             json!({ "type": "null" })
         );
-        assert_eq!(s["$defs"], challenge_schema()["$defs"]);
+        // Owner was inlined at its only use: its definition is dropped.
+        let mut defs = challenge_schema()["$defs"].clone();
+        defs.as_object_mut().unwrap().remove("Owner");
+        assert_eq!(s["$defs"], defs);
     }
 
     #[test]
@@ -855,7 +1006,59 @@ mod tests {
             pay["oneOf"][2],
             challenge_schema()["$defs"]["Payment"]["oneOf"][2]
         );
-        assert_eq!(s["$defs"], challenge_schema()["$defs"]);
+        let mut defs = challenge_schema()["$defs"].clone();
+        defs.as_object_mut().unwrap().remove("Payment");
+        assert_eq!(s["$defs"], defs);
+    }
+
+    #[test]
+    fn defs_nothing_references_after_inlining_are_dropped() {
+        let base = json!({
+            "type": "object",
+            "properties": {
+                "cards": { "type": "array", "items": { "$ref": "#/$defs/Card" } },
+                "note": { "$ref": "#/definitions/Note" }
+            },
+            "$defs": {
+                "Card": { "type": "object", "properties": {
+                    "cvc": { "type": "string" }, "addr": { "$ref": "#/$defs/Address" }
+                } },
+                "Address": { "type": "object", "properties": { "zip": { "$ref": "#/$defs/Zip" } } },
+                "Zip": { "type": "string" },
+                "Loop": { "anyOf": [ { "$ref": "#/$defs/Loop" } ] }
+            },
+            "definitions": { "Note": { "type": "string" } }
+        });
+        let s = marked(base.clone(), &["cards[].cvc"]);
+        // Card is inlined; its copy still uses Address, which uses Zip (kept
+        // transitively); Loop was never used; Note is used by "note".
+        let defs: Vec<&String> = s["$defs"].as_object().unwrap().keys().collect();
+        assert_eq!(defs, ["Address", "Zip"]);
+        assert_eq!(s["definitions"], base["definitions"]);
+        // Every def unused: the empty container is dropped too.
+        let s = marked(
+            json!({
+                "type": "object",
+                "properties": { "c": { "$ref": "#/$defs/C" } },
+                "$defs": { "C": { "type": "object", "properties": { "cvc": {} } } }
+            }),
+            &["c.cvc"],
+        );
+        assert_eq!(s.get("$defs"), None);
+        assert_eq!(
+            s["properties"]["c"]["properties"]["cvc"]["writeOnly"],
+            json!(true)
+        );
+        // A reference to a whole container keeps everything.
+        let s = marked(
+            json!({
+                "type": "object",
+                "properties": { "c": { "$ref": "#/$defs/C" }, "all": { "$ref": "#/$defs" } },
+                "$defs": { "C": { "type": "object", "properties": { "cvc": {} } } }
+            }),
+            &["c.cvc"],
+        );
+        assert!(s["$defs"].get("C").is_some());
     }
 
     #[test]
@@ -894,6 +1097,29 @@ mod tests {
         let c = &s["properties"]["c"];
         assert_eq!(c["type"], json!("object"));
         assert_eq!(c["allOf"][0]["properties"]["cvc"]["writeOnly"], json!(true));
+    }
+
+    #[test]
+    fn write_only_through_brackets_marks_every_value_of_a_map() {
+        let s = marked(
+            json!({
+                "type": "object",
+                "properties": {
+                    "wallet": { "type": "object", "additionalProperties": { "$ref": "#/$defs/Card" } },
+                    "vault": { "type": "object", "additionalProperties": { "type": "string" } }
+                },
+                "$defs": { "Card": { "type": "object", "properties": { "cvc": {}, "holder": {} } } }
+            }),
+            &["wallet[].cvc", "vault[]"],
+        );
+        let card = &s["properties"]["wallet"]["additionalProperties"];
+        assert_eq!(card["properties"]["cvc"]["writeOnly"], json!(true));
+        assert_eq!(card["properties"]["holder"].get("writeOnly"), None);
+        assert_eq!(
+            s["properties"]["vault"]["additionalProperties"]["writeOnly"],
+            json!(true)
+        );
+        assert_eq!(s.get("$defs"), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::scope::{segment_error, valid_segment, ScopeNode};
-use crate::sensitive::{self, Matcher, NameMode, SensitivePath};
+use crate::sensitive::{self, KeyTree, Matcher, NameMode, SensitivePath};
 use crate::toolmark::Config;
 use crate::tools::spec::{
     ChangesFn, DecodeFn, Handler, PrepareFn, RunFn, SensitiveFn, SensitiveSource, StaleCheck,
@@ -26,6 +26,8 @@ pub(crate) enum EntrySensitive {
     Dynamic {
         paths: SensitiveFn,
         schema: Arc<Value>,
+        /// The property names the schema declares.
+        names: Vec<Box<str>>,
     },
 }
 
@@ -45,6 +47,9 @@ pub(crate) struct ToolEntry {
     pub(crate) decode: DecodeFn,
     /// How unknown (ignored) properties are found.
     pub(crate) unknown: crate::call::input::UnknownCheck,
+    /// For a tool with sensitive paths: the input schema compiled to check that
+    /// every key of an input is one it lists (whatever `allow_unknown_fields` says).
+    pub(crate) keys: Option<KeyTree>,
     pub(crate) run: RunFn,
     /// Decode and build the run in one step, when the tool can.
     pub(crate) prepare: Option<PrepareFn>,
@@ -61,10 +66,16 @@ impl ToolEntry {
         match &self.sensitive {
             EntrySensitive::Static(m) => m.clone(),
             // A panicking `sensitive_fn` counts as a failing one.
-            EntrySensitive::Dynamic { paths, schema } => read_paths(paths)
+            EntrySensitive::Dynamic {
+                paths,
+                schema,
+                names,
+            } => read_paths(paths)
                 .ok()
                 .and_then(|list| sensitive::resolve_all(&list, schema, NameMode::Json).ok())
-                .map_or_else(Matcher::unreadable, Matcher::new),
+                .map_or_else(Matcher::unreadable, |p| {
+                    Matcher::with_names(p, names.clone())
+                }),
         }
     }
 
@@ -192,7 +203,10 @@ pub(crate) fn prepare(
             let resolved =
                 sensitive::resolve_all(&paths, &raw_schema, default).map_err(invalid_path)?;
             (
-                EntrySensitive::Static(Matcher::new(resolved.clone())),
+                EntrySensitive::Static(Matcher::with_names(
+                    resolved.clone(),
+                    sensitive::declared_names(&raw_schema),
+                )),
                 resolved,
             )
         }
@@ -214,10 +228,27 @@ pub(crate) fn prepare(
                 EntrySensitive::Dynamic {
                     paths,
                     schema: Arc::clone(&raw_schema),
+                    names: sensitive::declared_names(&raw_schema),
                 },
                 marked,
             )
         }
+    };
+    // Keys are checked for every tool whose input has secrets: a key the schema
+    // does not list could be read (by an alias, say) where redaction cannot see it.
+    let has_secrets = match &sensitive {
+        EntrySensitive::Static(m) => !m.is_empty(),
+        EntrySensitive::Dynamic { .. } => true,
+    };
+    let keys = if has_secrets {
+        Some(
+            KeyTree::compile(&raw_schema).map_err(|reason| RegisterError::InvalidSpec {
+                tool: full.clone(),
+                reason,
+            })?,
+        )
+    } else {
+        None
     };
     let schema = if marked_paths.is_empty() {
         Arc::clone(&raw_schema)
@@ -342,6 +373,7 @@ pub(crate) fn prepare(
         info,
         decode,
         unknown: crate::call::input::UnknownCheck::for_schema(&raw_schema),
+        keys,
         run,
         prepare,
         sensitive,

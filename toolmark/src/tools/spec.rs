@@ -285,8 +285,14 @@ impl ToolSpec {
     }
 
     /// Sensitive input paths, by JSON property name: `seg(.seg|[])*`, `[]` matching
-    /// any array index (`"cards[].cvc"`). Checked against the input schema at
-    /// registration (`invalid_sensitive_path`).
+    /// any array index (`"cards[].cvc"`) and any value of a map (`"wallet[].cvc"` on
+    /// a `HashMap<String, Card>`). Checked against the input schema at registration
+    /// (`invalid_sensitive_path`).
+    ///
+    /// A tool with sensitive paths refuses (`invalid`, "unknown field") every input
+    /// key its schema does not list, at every depth, whatever
+    /// [`allow_unknown_fields`](crate::ToolmarkBuilder::allow_unknown_fields) says;
+    /// keys inside a sensitive map are secrets too (`[redacted]` in issue paths).
     #[must_use]
     pub fn sensitive<I, S>(mut self, paths: I) -> Self
     where
