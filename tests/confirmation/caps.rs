@@ -60,12 +60,12 @@ async fn one_caller_cannot_push_out_another_callers_confirmations() {
         if let Event::ConfirmationEvicted {
             confirm_id,
             caller,
-            cap,
+            reason,
             ..
         } = e
         {
             assert_eq!(caller, Caller::InApp);
-            assert_eq!(cap, "max_pending_per_caller");
+            assert_eq!(reason, "max_pending_per_caller");
             evicted.push(confirm_id);
         }
     }

@@ -123,9 +123,9 @@ pub enum Event {
         tool: String,
         /// Who had asked for it.
         caller: Caller,
-        /// The cap: `"max_pending_per_caller"` (the caller's own oldest) or
-        /// `"max_pending"` (the oldest of all).
-        cap: &'static str,
+        /// Which cap: `"max_pending_per_caller"` (a caller beyond its bound or
+        /// share lost its own oldest) or `"max_pending"` (the oldest of all).
+        reason: &'static str,
     },
     /// A confirmation was dropped without an answer: its scope was disposed, it was
     /// withdrawn with `cancel_pending`, or the toolmark shut down.

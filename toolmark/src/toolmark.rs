@@ -124,10 +124,10 @@ impl ToolmarkBuilder {
     /// share loses its own oldest first, and the oldest of all expires only when no
     /// caller is over its share.
     ///
-    /// Unset (the default), the share is half of `max_pending` (50 of 100) and is no
-    /// hard bound: a caller alone may fill all of `max_pending`, as before. Every
-    /// confirmation pushed out by a cap is an [`Event::ConfirmationEvicted`] (and
-    /// then expires like any other).
+    /// Unset (the default), the share is 50 and is no hard bound: while nobody holds
+    /// more than 50, the oldest of all expire first, and a caller alone may fill all
+    /// of `max_pending`. Every confirmation pushed out by a cap is an
+    /// [`Event::ConfirmationEvicted`] (and then expires like any other).
     pub fn max_pending_per_caller(mut self, max: usize) -> Self {
         self.config.max_pending_per_caller = Some(max);
         self
@@ -292,6 +292,10 @@ impl fmt::Debug for ToolmarkBuilder {
 /// Full name → entry. Fx hashing: keys are registered by the app, so lookups of
 /// agent-chosen names only probe and cannot degrade the table.
 pub(crate) type Registry = HashMap<Arc<str>, Arc<ToolEntry>, rustc_hash::FxBuildHasher>;
+
+/// The share of `max_pending` a caller may hold before it loses its own oldest
+/// first, when `max_pending_per_caller` is not set.
+const DEFAULT_PENDING_SHARE: usize = 50;
 
 /// One caller's manifest at one version: the list, and its JSON made on first ask.
 pub(crate) struct CachedManifest {
@@ -777,7 +781,7 @@ impl Inner {
     pub(crate) fn insert_pending(self: &Arc<Self>, p: Pending) {
         let per_caller = match self.config.max_pending_per_caller {
             Some(n) => PerCaller::Hard(n),
-            None => PerCaller::Share((self.config.max_pending / 2).max(1)),
+            None => PerCaller::Share(DEFAULT_PENDING_SHARE),
         };
         let evicted = lock(&self.pending).insert(p, self.config.max_pending, per_caller);
         for (old, cap) in evicted {
@@ -785,7 +789,7 @@ impl Inner {
                 confirm_id: old.id.clone(),
                 tool: old.entry.name.to_string(),
                 caller: old.caller,
-                cap: match cap {
+                reason: match cap {
                     Cap::Global => "max_pending",
                     Cap::PerCaller => "max_pending_per_caller",
                 },

@@ -183,6 +183,10 @@ impl Toolmark {
         // A hidden tool is unknown, to an approver too: the confirmation waits (it
         // is not used up) until the tool shows again or it expires.
         if !entry.scope.visible() {
+            if entry.scope.is_disposed() {
+                inner.drop_pending(p, DropReason::ScopeDisposed);
+                return Outcome::Refused(drop_refusal(DropReason::ScopeDisposed));
+            }
             lock(&inner.pending).reinsert(p);
             return Outcome::Refused(hidden_refusal(&entry));
         }

@@ -86,7 +86,7 @@ pub(crate) enum PerCaller {
     /// Never more than this many (`max_pending_per_caller` set by the app).
     Hard(usize),
     /// Any number while there is room; at the global cap, a caller beyond this
-    /// share loses its own oldest first (the default: half of `max_pending`).
+    /// share loses its own oldest first (the default: 50).
     Share(usize),
 }
 
