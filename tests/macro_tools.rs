@@ -711,3 +711,76 @@ async fn a_tool_without_a_context_is_still_bound_by_its_deadline_and_queue() {
         Some(RefusalCode::Cancelled)
     );
 }
+
+/// Plain arguments of type `serde_json::Value`, in each way it is written.
+mod value_args {
+    use serde_json::Value;
+    use toolmark::tool;
+
+    /// A `Value` beside another argument.
+    #[tool(scope = "value_args", read_only)]
+    pub(crate) async fn mixed(data: Value, n: i64) -> Value {
+        serde_json::json!([data, n])
+    }
+
+    /// A `Value` alone.
+    #[tool(scope = "value_args", read_only)]
+    pub(crate) async fn alone(data: Value) -> Value {
+        data
+    }
+
+    /// Written with its path.
+    #[tool(scope = "value_args", read_only)]
+    pub(crate) async fn pathed(data: serde_json::Value) -> Value {
+        data
+    }
+
+    /// Written with a leading `::`.
+    #[tool(scope = "value_args", read_only)]
+    pub(crate) async fn rooted(data: ::serde_json::Value) -> Value {
+        data
+    }
+}
+
+#[tokio::test]
+async fn a_value_argument_is_a_field_like_any_plain_argument() {
+    let tm = toolmark_with("value_args");
+    let schema = input_schema(&tm, "value_args.mixed");
+    assert_eq!(schema["type"], json!("object"));
+    assert_eq!(
+        schema["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect::<Vec<_>>()),
+        Some(vec!["data".to_owned(), "n".to_owned()])
+    );
+    assert_eq!(schema["required"], json!(["data", "n"]));
+    let out = call(
+        &tm,
+        "value_args.mixed",
+        json!({"data": {"x": 1}, "n": 2}),
+        Caller::Mcp,
+    )
+    .await;
+    assert_eq!(out.output(), Some(&json!([{"x": 1}, 2])));
+
+    for name in ["value_args.alone", "value_args.pathed", "value_args.rooted"] {
+        let schema = input_schema(&tm, name);
+        assert_eq!(
+            schema["properties"]
+                .as_object()
+                .map(|p| p.keys().cloned().collect::<Vec<_>>()),
+            Some(vec!["data".to_owned()]),
+            "{name}: {schema}"
+        );
+        assert_eq!(schema["required"], json!(["data"]), "{name}");
+        let out = call(&tm, name, json!({"data": [1, "two"]}), Caller::Mcp).await;
+        assert_eq!(out.output(), Some(&json!([1, "two"])), "{name}: {out:?}");
+        // The input is the object of arguments: an unknown key is refused.
+        let out = call(&tm, name, json!({"data": 1, "other": 2}), Caller::Mcp).await;
+        assert_eq!(
+            out.refusal_code(),
+            Some(RefusalCode::Invalid),
+            "{name}: {out:?}"
+        );
+    }
+}

@@ -24,7 +24,8 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
 
     let args_struct = args_struct(tool);
     // The input type's bounds are used once (spanned at the type), so a missing
-    // derive is one error with `ToolInput`'s message, not one per use.
+    // derive is one error per missing derive (with the messages of
+    // `ToolInputSchema` / `ToolInputDecode`), not one per use.
     let input_fns = match &tool.input {
         Input::Type(ty) => {
             let p = quote_spanned!(ty.span()=> ::toolmark::__private);
@@ -260,7 +261,8 @@ fn path_checks(tool: &Tool, input_ty: &TokenStream) -> TokenStream {
     }
 }
 
-/// The nested accesses for one path: `Option` is peeled, `[]` iterates a sequence.
+/// The nested accesses for one path: `Option` is peeled, `[]` iterates a sequence's
+/// elements or a map's values.
 fn check_steps(steps: &[Step], lit: &LitStr) -> TokenStream {
     let span = lit.span();
     let p = quote_spanned!(span=> ::toolmark::__private);
@@ -290,7 +292,7 @@ fn check_steps(steps: &[Step], lit: &LitStr) -> TokenStream {
                 }
             },
             Step::Any => quote_spanned! {span=>
-                for __toolmark_item in #p::SensitiveSeq::sensitive_items(#cur) {
+                for __toolmark_item in #p::SequenceOrMap::sensitive_items(#cur) {
                     if let ::core::option::Option::Some(#next) = {
                         use #p::PeelAny as _;
                         #p::Peel(__toolmark_item).peel()

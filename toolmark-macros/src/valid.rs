@@ -4,7 +4,7 @@
 //!
 //! Some checks cannot be done here because they need types: a sensitive path or a
 //! summary placeholder naming a field of a user's input type, `[]` after a field
-//! that is not a sequence, an input type that is not `Deserialize + JsonSchema`, an
+//! that is neither a sequence nor a map, an input type that is not `Deserialize + JsonSchema`, an
 //! output that is not `Serialize`. For those, [`Tool`] carries what the expansion
 //! needs to write type-checked code spanned at the user's tokens.
 
@@ -97,7 +97,7 @@ pub(crate) struct Summary {
 pub(crate) enum Step {
     /// `.field` (spanned at the literal that names it).
     Field(Member),
-    /// `[]`: into each element of a sequence.
+    /// `[]`: into each element of a sequence, or each value of a map.
     Any,
 }
 
@@ -567,7 +567,33 @@ fn is_plain(ty: &Type) -> bool {
         Type::Array(_) => true,
         Type::Paren(p) => is_plain(&p.elem),
         Type::Group(g) => is_plain(&g.elem),
-        _ => last_segment(ty).is_some_and(|s| PLAIN.iter().any(|p| s.ident == p)),
+        _ => {
+            last_segment(ty).is_some_and(|s| PLAIN.iter().any(|p| s.ident == p))
+                || is_json_value(ty)
+        }
+    }
+}
+
+/// `Value`, `serde_json::Value` or `::serde_json::Value`: any JSON value, a plain
+/// argument like the others (a whole input of any shape would leave the input
+/// without properties, so nothing an agent sends could be checked against them).
+fn is_json_value(ty: &Type) -> bool {
+    let Type::Path(p) = ty else {
+        return false;
+    };
+    if p.qself.is_some() || p.path.segments.iter().any(|s| !s.arguments.is_none()) {
+        return false;
+    }
+    let names: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    match names.as_slice() {
+        [v] => v == "Value" && p.path.leading_colon.is_none(),
+        [krate, v] => krate == "serde_json" && v == "Value",
+        _ => false,
     }
 }
 
@@ -686,7 +712,7 @@ fn rust_steps(segs: &[Seg], lit: &LitStr, strict: bool, errors: &mut Errors) -> 
                         Ok(index) if index == 0 || !k.starts_with('0') => {
                             steps.push(Step::Field(Member::Unnamed(syn::Index {
                                 index,
-                                span: lit.span(),
+                                span: check_span(lit),
                             })));
                             continue;
                         }
@@ -701,7 +727,7 @@ fn rust_steps(segs: &[Seg], lit: &LitStr, strict: bool, errors: &mut Errors) -> 
                     .or_else(|_| syn::parse_str::<Ident>(&format!("r#{k}")));
                 match ident {
                     Ok(mut id) => {
-                        id.set_span(lit.span());
+                        id.set_span(check_span(lit));
                         steps.push(Step::Field(Member::Named(id)));
                     }
                     Err(_) if strict => {
@@ -721,6 +747,17 @@ fn rust_steps(segs: &[Seg], lit: &LitStr, strict: bool, errors: &mut Errors) -> 
         }
     }
     Some(steps)
+}
+
+/// The span of a generated field access that checks a path written in `lit`: located
+/// at the literal (rustc's "no field `cvv` on type `Card`" points there), but with
+/// the macro's hygiene, so rustc treats it as macro-made and offers no "a field with
+/// a similar name exists" rewrite, which would replace the whole literal with a bare
+/// identifier (`sensitive = cvc`, not valid in the attribute). Field names are not
+/// hygienic, so the access resolves exactly as if written at the call site. (The
+/// price: rustc's "available fields are: …" note is not shown either.)
+fn check_span(lit: &LitStr) -> Span {
+    lit.span().resolved_at(Span::mixed_site())
 }
 
 /// The text of an identifier without `r#`.
@@ -1062,6 +1099,21 @@ mod tests {
         assert!(segment("").is_err());
         assert!(segment("a b").unwrap_err().contains("' '"));
         assert!(segment("café").is_err());
+    }
+
+    #[test]
+    fn a_json_value_is_a_plain_argument_in_each_spelling() {
+        let plain = |s: &str| is_plain(&syn::parse_str::<Type>(s).unwrap());
+        assert!(plain("Value"));
+        assert!(plain("serde_json::Value"));
+        assert!(plain("::serde_json::Value"));
+        assert!(plain("Option<Value>"));
+        // A type of the user's own, named by a path: the whole input.
+        assert!(!plain("crate::Value"));
+        assert!(!plain("my::Value"));
+        assert!(!plain("::Value"));
+        assert!(!plain("Value<T>"));
+        assert!(!plain("Query"));
     }
 
     #[test]

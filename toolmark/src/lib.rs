@@ -131,8 +131,9 @@ pub use crate::tools::spec::{Decoded, Effect, StateNeed, ToolAnnotations, ToolIn
 /// **Parameters**, in any order: [`ToolContext`], any number of [`State<T>`], and
 /// either one *input type* (a type of yours, `Deserialize + JsonSchema`, that is the
 /// whole input) or *plain arguments* (std types: `bool`, integers, floats, `char`,
-/// `String`, `Vec`, `VecDeque`, `Option`, maps, sets, tuples, arrays; any other type
-/// with `#[arg]`), which become the fields of a generated input, each documented with
+/// `String`, `Vec`, `VecDeque`, `Option`, maps, sets, tuples, arrays, and
+/// `serde_json::Value` (written `Value`, `serde_json::Value` or `::serde_json::Value`);
+/// any other type with `#[arg]`), which become the fields of a generated input, each documented with
 /// `#[arg(description = "…")]`. No input is the empty object `{}`. `ToolContext` and
 /// `State` are recognized by name; a plain argument is named by a plain identifier.
 ///
@@ -142,10 +143,10 @@ pub use crate::tools::spec::{Decoded, Effect, StateNeed, ToolAnnotations, ToolIn
 /// `JsonSchema` output also gives the manifest an `outputSchema`. A fn that is not
 /// `async` runs on the blocking pool.
 ///
-/// **Sensitive paths** (`seg(.seg|[])*`, `[]` for every element of a sequence,
-/// `Option` transparent) name the input's *Rust* fields and are checked by the
-/// compiler: a missing field, or `[]` after a non-sequence, is an error under the
-/// path. The runtime maps them to JSON names (also through a `rename_all`
+/// **Sensitive paths** (`seg(.seg|[])*`, `[]` for every element of a sequence or
+/// every value of a map, `Option` transparent) name the input's *Rust* fields and are
+/// checked by the compiler: a missing field, or `[]` after a field that is neither a
+/// sequence nor a map, is an error under the path. The runtime maps them to JSON names (also through a `rename_all`
 /// convention). For a field with an explicit `#[serde(rename = "…")]`, or inside an
 /// enum variant, write the JSON names after `json:` (`"json:card.Number"`): such a
 /// path is checked against the input schema at registration. Summary placeholders

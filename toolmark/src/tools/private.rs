@@ -238,75 +238,119 @@ impl<'a, T: ?Sized> PeelAny<'a, T> for Peel<'a, T> {
     }
 }
 
-/// Compile-time check of `[]` in a sensitive path: the field must be a sequence.
+/// Compile-time check of `[]` in a sensitive path: the field must be a sequence (its
+/// items are its elements) or a map (its items are its values; the keys are secrets
+/// too, which the runtime handles).
 #[diagnostic::on_unimplemented(
-    message = "`[]` in a sensitive path needs a sequence, but `{Self}` is not one",
-    label = "`[]` follows a field that is not a Vec, slice, array or set",
-    note = "`[]` steps into Vec, VecDeque, slices, arrays and sets; remove it for a plain field"
+    message = "`[]` in a sensitive path needs a sequence or a map, but `{Self}` is neither",
+    label = "`[]` follows a field that is not a Vec, slice, array, set or map",
+    note = "`[]` steps into each element of a Vec, VecDeque, slice, array or set, and into each value of a HashMap, BTreeMap or serde_json::Map; remove it for a plain field"
 )]
-pub trait SensitiveSeq {
+pub trait SequenceOrMap {
     type Item;
     fn sensitive_items(&self) -> impl Iterator<Item = &Self::Item>;
 }
 
-impl<T> SensitiveSeq for Vec<T> {
+impl<T> SequenceOrMap for Vec<T> {
     type Item = T;
     fn sensitive_items(&self) -> impl Iterator<Item = &T> {
         self.iter()
     }
 }
 
-impl<T> SensitiveSeq for [T] {
+impl<T> SequenceOrMap for [T] {
     type Item = T;
     fn sensitive_items(&self) -> impl Iterator<Item = &T> {
         self.iter()
     }
 }
 
-impl<T, const N: usize> SensitiveSeq for [T; N] {
+impl<T, const N: usize> SequenceOrMap for [T; N] {
     type Item = T;
     fn sensitive_items(&self) -> impl Iterator<Item = &T> {
         self.iter()
     }
 }
 
-impl<T> SensitiveSeq for std::collections::VecDeque<T> {
+impl<T> SequenceOrMap for std::collections::VecDeque<T> {
     type Item = T;
     fn sensitive_items(&self) -> impl Iterator<Item = &T> {
         self.iter()
     }
 }
 
-impl<T, S> SensitiveSeq for std::collections::HashSet<T, S> {
+impl<T, S> SequenceOrMap for std::collections::HashSet<T, S> {
     type Item = T;
     fn sensitive_items(&self) -> impl Iterator<Item = &T> {
         self.iter()
     }
 }
 
-impl<T> SensitiveSeq for std::collections::BTreeSet<T> {
+impl<T> SequenceOrMap for std::collections::BTreeSet<T> {
     type Item = T;
     fn sensitive_items(&self) -> impl Iterator<Item = &T> {
         self.iter()
     }
 }
 
-impl<T: SensitiveSeq + ?Sized> SensitiveSeq for Box<T> {
+impl<K, V, S> SequenceOrMap for std::collections::HashMap<K, V, S> {
+    type Item = V;
+    fn sensitive_items(&self) -> impl Iterator<Item = &V> {
+        self.values()
+    }
+}
+
+impl<K, V> SequenceOrMap for std::collections::BTreeMap<K, V> {
+    type Item = V;
+    fn sensitive_items(&self) -> impl Iterator<Item = &V> {
+        self.values()
+    }
+}
+
+impl SequenceOrMap for serde_json::Map<String, Value> {
+    type Item = Value;
+    fn sensitive_items(&self) -> impl Iterator<Item = &Value> {
+        self.values()
+    }
+}
+
+impl<T: SequenceOrMap + ?Sized> SequenceOrMap for Box<T> {
     type Item = T::Item;
     fn sensitive_items(&self) -> impl Iterator<Item = &T::Item> {
         (**self).sensitive_items()
     }
 }
 
-/// What a `#[tool]` input type must implement.
+/// What a `#[tool]` input type must implement to be described: schemars 1's
+/// `JsonSchema`. One trait per requirement, so the error names the one missing.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool input",
-    label = "this input type must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    message = "`{Self}` cannot be a tool input: it does not implement `schemars::JsonSchema` from schemars 1.x",
+    label = "this input type needs `#[derive(schemars::JsonSchema)]` (schemars 1.x)",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}`, with `schemars = \"1\"` in Cargo.toml: a type deriving the `JsonSchema` of schemars 0.8 does not count (or make this parameter a `State<T>` / `ToolContext`)"
+)]
+pub trait ToolInputSchema: schemars::JsonSchema {}
+
+impl<T: schemars::JsonSchema> ToolInputSchema for T {}
+
+/// What a `#[tool]` input type must implement to be read from JSON.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool input: it does not implement `serde::Deserialize`",
+    label = "this input type needs `#[derive(serde::Deserialize)]` (owning its data: no borrowed fields)",
     note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (or make this parameter a `State<T>` / `ToolContext`)"
 )]
-pub trait ToolInput: DeserializeOwned + schemars::JsonSchema + Send + 'static {}
+pub trait ToolInputDecode: DeserializeOwned {}
 
-impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> ToolInput for T {}
+impl<T: DeserializeOwned> ToolInputDecode for T {}
+
+/// What a `#[tool]` input type must be to cross threads with its run.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool input: it is not `Send`",
+    label = "a tool's input moves into its run, which may go to another thread",
+    note = "use `Arc` instead of `Rc`, and `Mutex` instead of `RefCell`, inside `{Self}`"
+)]
+pub trait ToolInputSend: Send {}
+
+impl<T: Send> ToolInputSend for T {}
 
 /// What a `#[tool]` output type must implement.
 #[diagnostic::on_unimplemented(
@@ -339,8 +383,10 @@ pub struct InputFns<T> {
 }
 
 /// The input functions of `T`: the expansion's one use of `T`'s input bounds, so an
-/// input type without the derives is reported once, with [`ToolInput`]'s message.
-pub const fn input_fns<T: ToolInput>() -> InputFns<T> {
+/// input type without a derive is reported once per missing derive, with the
+/// message of [`ToolInputSchema`] or [`ToolInputDecode`].
+pub const fn input_fns<T: ToolInputSchema + ToolInputDecode + ToolInputSend + 'static>(
+) -> InputFns<T> {
     InputFns {
         decode: decode::<T>,
         decode_typed: decode_typed::<T>,
