@@ -9,6 +9,19 @@ use crate::payload::Change;
 
 /// How many issues one `invalid` refusal lists; the rest are counted in one more issue.
 pub(crate) const MAX_ISSUES: usize = 20;
+
+/// The most characters one issue message keeps (a longer one ends in `…`).
+pub(crate) const MAX_ISSUE_CHARS: usize = 300;
+
+/// Cut `message` to [`MAX_ISSUE_CHARS`] characters, never inside a character.
+fn cap_message(message: &mut String) {
+    let mut starts = message.char_indices().map(|(i, _)| i);
+    // The start of the last character kept whole is where `…` goes.
+    if let (Some(cut), Some(_)) = (starts.nth(MAX_ISSUE_CHARS - 1), starts.next()) {
+        message.truncate(cut);
+        message.push('…');
+    }
+}
 pub use crate::payload::Issue;
 
 /// Why a call was refused. Serialized snake_case (`"unknown_tool"`).
@@ -95,6 +108,9 @@ impl Refusal {
     pub(crate) fn invalid_capped(mut issues: Vec<Issue>, more: usize) -> Self {
         let more = more + issues.len().saturating_sub(MAX_ISSUES);
         issues.truncate(MAX_ISSUES);
+        for issue in &mut issues {
+            cap_message(&mut issue.message);
+        }
         let message = match issues.split_first() {
             None => "Invalid input".to_owned(),
             Some((first, rest)) => match rest.len() + more {
@@ -269,5 +285,20 @@ impl Outcome {
 impl From<Refusal> for Outcome {
     fn from(r: Refusal) -> Self {
         Outcome::Refused(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_issue_message_keeps_at_most_300_characters() {
+        let long = Refusal::invalid(vec![Issue::new("a", "é".repeat(1000))]);
+        let kept = &long.issues[0].message;
+        assert_eq!(kept.chars().count(), MAX_ISSUE_CHARS);
+        assert!(kept.ends_with('…'));
+        let exact = Refusal::invalid(vec![Issue::new("a", "x".repeat(MAX_ISSUE_CHARS))]);
+        assert_eq!(exact.issues[0].message, "x".repeat(MAX_ISSUE_CHARS));
     }
 }

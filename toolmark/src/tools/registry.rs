@@ -316,21 +316,34 @@ pub(crate) fn prepare(
                     reason: format!("its input schema is not a valid JSON Schema: {e}"),
                 })?;
             let decode: DecodeFn = Arc::new(move |input: &Value, _allow_unknown: bool| {
-                let issues: Vec<Issue> = validator
-                    .iter_errors(input)
-                    .map(|e| {
-                        let path: Vec<String> = e
-                            .instance_path()
-                            .iter()
-                            .map(|seg| match seg {
-                                jsonschema::paths::LocationSegment::Property(p) => p.to_string(),
-                                jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
-                            })
-                            .collect();
+                let mut issues: Vec<Issue> = Vec::new();
+                for e in validator.iter_errors(input) {
+                    let path = e
+                        .instance_path()
+                        .iter()
+                        .map(|seg| match seg {
+                            jsonschema::paths::LocationSegment::Property(p) => p.to_string(),
+                            jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
+                        })
+                        .collect::<Vec<String>>()
+                        .join(".");
+                    match e.kind() {
+                        // One issue per key, like a typed tool's unknown fields (the
+                        // validator's own message lists every key in one line).
+                        jsonschema::error::ValidationErrorKind::AdditionalProperties {
+                            unexpected,
+                        } => issues.extend(unexpected.iter().map(|key| {
+                            let at = if path.is_empty() {
+                                key.clone()
+                            } else {
+                                format!("{path}.{key}")
+                            };
+                            Issue::new(at, "unknown field")
+                        })),
                         // `masked` never quotes the instance value.
-                        Issue::new(path.join("."), e.masked().to_string())
-                    })
-                    .collect();
+                        _ => issues.push(Issue::new(path, e.masked().to_string())),
+                    }
+                }
                 if issues.is_empty() {
                     Ok(Box::new(input.clone()) as Decoded)
                 } else {
