@@ -14,32 +14,32 @@ use crate::*;
 mod alias {
     use super::*;
 
-    pub const MODULE: &str = module_path!();
+    pub(crate) const MODULE: &str = module_path!();
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)] // some fields are only read by serde
-    pub struct Card {
-        pub holder: String,
+    pub(crate) struct Card {
+        pub(crate) holder: String,
         #[serde(alias = "cvv")]
-        pub cvc: String,
+        pub(crate) cvc: String,
     }
 
     /// Pay with a card.
     #[tool(consequential, sensitive = "cvc", summary = "Pay {holder} (cvc {cvc})")]
-    pub async fn pay_alias(input: Card) -> Result<String, ToolError> {
+    pub(crate) async fn pay_alias(input: Card) -> Result<String, ToolError> {
         Err(ToolError::new(format!("declined: cvc {}", input.cvc)))
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)] // some fields are only read by serde
-    pub struct Order {
-        pub item: String,
-        pub card: Card,
+    pub(crate) struct Order {
+        pub(crate) item: String,
+        pub(crate) card: Card,
     }
 
     /// Order with a card (the alias one level down).
     #[tool(consequential, sensitive = "card.cvc")]
-    pub async fn order_alias(input: Order) -> String {
+    pub(crate) async fn order_alias(input: Order) -> String {
         format!("ordered {}", input.item)
     }
 }
@@ -141,18 +141,18 @@ async fn an_inline_confirm_request_never_sees_an_aliased_secret() {
 mod outputs {
     use super::*;
 
-    pub const MODULE: &str = module_path!();
+    pub(crate) const MODULE: &str = module_path!();
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)] // some fields are only read by serde
-    pub struct Charge {
-        pub amount: u32,
-        pub cvc: String,
+    pub(crate) struct Charge {
+        pub(crate) amount: u32,
+        pub(crate) cvc: String,
     }
 
     /// Charge and echo the secret (a careless tool).
     #[tool(sensitive = "cvc")]
-    pub async fn charge_echo(input: Charge) -> Value {
+    pub(crate) async fn charge_echo(input: Charge) -> Value {
         json!({
             "message": format!("charged {} using cvc {}", input.amount, input.cvc),
             "cvc": input.cvc,
@@ -162,7 +162,7 @@ mod outputs {
 
     /// The same, consequential: the output reaches the agent through the bridge.
     #[tool(consequential, sensitive = "cvc")]
-    pub async fn charge_echo_guarded(input: Charge) -> String {
+    pub(crate) async fn charge_echo_guarded(input: Charge) -> String {
         format!("charged using cvc {}", input.cvc)
     }
 }
@@ -214,24 +214,24 @@ async fn an_approved_run_output_is_scrubbed_in_the_bridge_message_too() {
 mod changes {
     use super::*;
 
-    pub const MODULE: &str = module_path!();
+    pub(crate) const MODULE: &str = module_path!();
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)] // some fields are only read by serde
-    pub struct Wallet {
-        pub cards: Vec<Card>,
+    pub(crate) struct Wallet {
+        pub(crate) cards: Vec<Card>,
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)] // some fields are only read by serde
-    pub struct Card {
-        pub number: String,
-        pub cvc: String,
+    pub(crate) struct Card {
+        pub(crate) number: String,
+        pub(crate) cvc: String,
     }
 
     /// Asks mid-run with changes that name a secret two ways.
     #[tool(sensitive = "cards[].cvc")]
-    pub async fn update_wallet(input: Wallet, ctx: ToolContext) -> bool {
+    pub(crate) async fn update_wallet(input: Wallet, ctx: ToolContext) -> bool {
         let cvc = input.cards[0].cvc.clone();
         ctx.confirm(Ask {
             summary: "Update the wallet".into(),
@@ -288,37 +288,37 @@ async fn ctx_confirm_changes_are_redacted_by_pointer_paths_and_scrubbed_of_secre
 mod maps {
     use super::*;
 
-    pub const MODULE: &str = module_path!();
+    pub(crate) const MODULE: &str = module_path!();
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)] // some fields are only read by serde
-    pub struct Vault {
-        pub owner: String,
-        pub vault: HashMap<String, u32>,
+    pub(crate) struct Vault {
+        pub(crate) owner: String,
+        pub(crate) vault: HashMap<String, u32>,
     }
 
     /// Stores codes under secret names.
     #[tool(consequential, sensitive = "vault")]
-    pub async fn store_vault(input: Vault) -> usize {
+    pub(crate) async fn store_vault(input: Vault) -> usize {
         input.vault.len()
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)] // some fields are only read by serde
-    pub struct Purse {
-        pub wallet: HashMap<String, Card>,
+    pub(crate) struct Purse {
+        pub(crate) wallet: HashMap<String, Card>,
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)] // some fields are only read by serde
-    pub struct Card {
-        pub number: String,
-        pub cvc: String,
+    pub(crate) struct Card {
+        pub(crate) number: String,
+        pub(crate) cvc: String,
     }
 
     /// Every card of a map of cards.
     #[tool(consequential, sensitive = "wallet[].cvc")]
-    pub async fn store_purse(input: Purse) -> usize {
+    pub(crate) async fn store_purse(input: Purse) -> usize {
         input.wallet.len()
     }
 }
@@ -380,17 +380,17 @@ async fn brackets_step_into_every_value_of_a_map() {
 mod values {
     use super::*;
 
-    pub const MODULE: &str = module_path!();
+    pub(crate) const MODULE: &str = module_path!();
 
     /// Stores any JSON under a name.
     #[tool]
-    pub async fn put_value(name: String, data: Value) -> Value {
+    pub(crate) async fn put_value(name: String, data: Value) -> Value {
         json!({"name": name, "data": data})
     }
 
     /// Only a JSON value.
     #[tool]
-    pub async fn put_only_value(data: Value) -> Value {
+    pub(crate) async fn put_only_value(data: Value) -> Value {
         data
     }
 }
@@ -422,24 +422,24 @@ async fn a_plain_value_argument_is_a_field_like_any_other() {
 mod defs {
     use super::*;
 
-    pub const MODULE: &str = module_path!();
+    pub(crate) const MODULE: &str = module_path!();
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)] // some fields are only read by serde
-    pub struct Card {
-        pub number: String,
-        pub cvc: String,
+    pub(crate) struct Card {
+        pub(crate) number: String,
+        pub(crate) cvc: String,
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)] // some fields are only read by serde
-    pub struct Checkout {
-        pub card: Card,
+    pub(crate) struct Checkout {
+        pub(crate) card: Card,
     }
 
     /// One card, its cvc sensitive: the def is inlined for `writeOnly`.
     #[tool(sensitive = "card.cvc")]
-    pub async fn checkout(input: Checkout) -> String {
+    pub(crate) async fn checkout(input: Checkout) -> String {
         input.card.number
     }
 }
