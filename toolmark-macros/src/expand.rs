@@ -307,7 +307,7 @@ fn check_steps(steps: &[Step], lit: &LitStr) -> TokenStream {
 }
 
 /// `__toolmark_run`: takes the input, extracts the states, calls the user's fn (on
-/// the blocking pool when it is not async) and converts what it returns.
+/// a thread of its own when it is not async) and converts what it returns.
 fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenStream {
     let p = quote!(::toolmark::__private);
     let take = match &tool.input {

@@ -72,7 +72,7 @@ pub(crate) struct Tool {
     pub(crate) params: Vec<Role>,
     /// The return type.
     pub(crate) output: Output,
-    /// Whether the fn is `async` (otherwise it runs on the blocking pool).
+    /// Whether the fn is `async` (otherwise it runs on a thread of its own).
     pub(crate) is_async: bool,
 }
 

@@ -141,7 +141,8 @@ pub use crate::tools::spec::{Decoded, Effect, StateNeed, ToolAnnotations, ToolIn
 /// (whose issues are kept). A `Result` is recognized by its last path segment, so
 /// `anyhow::Result<T>` works; a type alias with another name is a plain output. A
 /// `JsonSchema` output also gives the manifest an `outputSchema`. A fn that is not
-/// `async` runs on the blocking pool.
+/// `async` runs on a thread of Toolmark's own (not tokio's blocking pool: a sync fn
+/// that never returns cannot keep the process from exiting).
 ///
 /// **Sensitive paths** (`seg(.seg|[])*`, `[]` for every element of a sequence or
 /// every value of a map, `Option` transparent) name the input's *Rust* fields and are
