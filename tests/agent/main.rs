@@ -1,0 +1,10 @@
+//! The in-app agent adapter (`toolmark::agent`): tool lists and tool-call results
+//! per provider (golden files), the name mapping (property test), the runner's
+//! rules, the official Python SDKs' types, and the OpenTelemetry GenAI spans.
+
+mod common;
+mod golden;
+mod names;
+
+mod run;
+mod sdk;
