@@ -3,8 +3,9 @@
 //! rules, the official Python SDKs' types, and the OpenTelemetry GenAI spans.
 
 mod common;
+mod example;
 mod golden;
 mod names;
-
+mod otel;
 mod run;
 mod sdk;
