@@ -47,6 +47,13 @@ fn bench(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("baseline_cached_manifest", N), |b| {
         b.iter(|| black_box(tm.manifest(Caller::InApp)))
     });
+    group.bench_function(BenchmarkId::new("baseline_manifest_after_change", N), |b| {
+        b.iter(|| {
+            toggled.set_when(false);
+            toggled.set_when(true);
+            black_box(tm.manifest(Caller::InApp))
+        })
+    });
     for provider in Provider::ALL {
         let agent = AgentTools::new(&tm, provider);
         agent.tool_list();

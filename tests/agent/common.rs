@@ -131,10 +131,14 @@ pub(crate) fn fixture() -> (Toolmark, ManualClock) {
                 "add_card",
                 "Add a payment card.",
                 |_ctx, c: NewCard| async move {
-                    Ok::<_, ToolError>(format!(
-                        "card ending {} added",
-                        &c.number[c.number.len() - 4..]
-                    ))
+                    if c.holder.is_empty() || c.cvc.is_empty() {
+                        return Err(ToolError::new("holder and security code are required"));
+                    }
+                    let last4 = c
+                        .number
+                        .get(c.number.len().saturating_sub(4)..)
+                        .unwrap_or("");
+                    Ok(format!("card ending {last4} added"))
                 },
             )
             .effect(Effect::Consequential)

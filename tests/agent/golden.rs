@@ -13,6 +13,13 @@ fn tool_lists_match_the_golden_files() {
     for provider in Provider::ALL {
         let agent = AgentTools::new(&tm, provider);
         golden(&format!("{}.tools", provider.as_str()), &agent.tools_json());
+        let list = agent.tool_list();
+        assert_eq!(
+            list.definitions().len(),
+            tm.manifest(toolmark::Caller::InApp).len()
+        );
+        assert_eq!(list.provider(), provider);
+        assert_eq!(list.version(), tm.manifest_version());
     }
     for provider in [Provider::OpenAiChat, Provider::OpenAiResponses] {
         let options = AgentOptions {

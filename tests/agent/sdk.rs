@@ -105,7 +105,8 @@ async fn a_value_the_sdks_reject_fails_the_check() {
     let dir = std::env::temp_dir().join(format!("toolmark-agent-sdk-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // One mistake per provider: a misspelled key, a wrong type, a missing field.
-    let corruptions: [(Provider, fn(&mut Value)); 4] = [
+    type Corrupt = fn(&mut Value);
+    let corruptions: [(Provider, Corrupt); 4] = [
         (Provider::OpenAiChat, |g| {
             g["tools"]["plain"][0]["function"]["parameterz"] = json!({})
         }),

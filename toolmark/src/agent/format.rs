@@ -82,12 +82,11 @@ pub(crate) fn tool_list(
     }
     let json = match provider {
         Provider::Gemini => json!([{"functionDeclarations": tools}]),
-        _ => Value::Array(tools.clone()),
+        _ => Value::Array(tools),
     };
     ToolList {
         provider,
         version,
-        tools,
         json,
         names,
         by_provider_name,

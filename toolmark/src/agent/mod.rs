@@ -164,7 +164,6 @@ pub(crate) struct Converted {
 pub struct ToolList {
     provider: Provider,
     version: u64,
-    tools: Vec<Value>,
     json: Value,
     names: NameMap,
     by_provider_name: FxHashMap<String, Converted>,
@@ -184,7 +183,11 @@ impl ToolList {
 
     /// The tool definitions, one per tool (for Gemini, the function declarations).
     pub fn definitions(&self) -> &[Value] {
-        &self.tools
+        let list = match self.provider {
+            Provider::Gemini => self.json.get(0).and_then(|t| t.get("functionDeclarations")),
+            _ => Some(&self.json),
+        };
+        list.and_then(Value::as_array).map_or(&[], Vec::as_slice)
     }
 
     /// The request's `tools` value: an array of tool definitions (for Gemini, one
