@@ -46,6 +46,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod agent;
 mod call;
 mod caller;
 pub mod clock;

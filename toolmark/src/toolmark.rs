@@ -479,6 +479,15 @@ impl Toolmark {
         self.inner.version.load(Ordering::Acquire)
     }
 
+    /// `input` for a call to `tool`, with the tool's sensitive values replaced by
+    /// `"[redacted]"` — the same redaction approvers and events get. `None` when no
+    /// visible tool has that name. For adapters that record a call's arguments
+    /// (traces, logs).
+    pub fn redact_input(&self, tool: &str, input: &Value) -> Option<Value> {
+        let entry = self.inner.lookup(tool)?;
+        Some(entry.matcher().redact(input))
+    }
+
     /// Subscribe to [`Event`]s (a broadcast: a lagging subscriber loses the oldest).
     pub fn events(&self) -> Events {
         Events::new(self.inner.events.subscribe(), &self.inner.event_subscribers)

@@ -1,0 +1,11 @@
+//! The in-app agent adapter (`toolmark::agent`): tool lists and tool-call results
+//! per provider (golden files), the name mapping (property test), the runner's
+//! rules, the official Python SDKs' types, and the OpenTelemetry GenAI spans.
+
+mod common;
+mod example;
+mod golden;
+mod names;
+mod otel;
+mod run;
+mod sdk;
