@@ -59,6 +59,9 @@ mod sensitive;
 mod sync;
 pub mod testing;
 mod toolmark;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 mod tools;
 
 pub use crate::forms::{form, wizard};

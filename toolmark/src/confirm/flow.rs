@@ -8,7 +8,9 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::store::{DropReason, Pending, PendingKind};
-use super::{diff_paths, new_confirm_id, Ask, ConfirmRequest, ConfirmResult, Decision};
+use super::{
+    diff_paths, new_confirm_id, Ask, ConfirmHandler, ConfirmRequest, ConfirmResult, Decision,
+};
 use crate::call::context::Deadline;
 use crate::call::{maybe_cancelled, safe_issues};
 use crate::event::{BridgeMessage, Event};
@@ -254,7 +256,9 @@ impl Inner {
     }
 }
 
-/// Inline mode: ask the confirm handler and wait. An invalid edit asks again with
+/// Inline mode: ask the call's own confirm handler (`own`, from
+/// [`CallOptions::confirm_handler`](crate::CallOptions::confirm_handler)) or else
+/// the app's, and wait. An invalid edit asks again with
 /// the same id and the issues attached, until a valid approval, a rejection, the
 /// caller's signal or expiry.
 pub(crate) async fn inline_confirm(
@@ -264,8 +268,9 @@ pub(crate) async fn inline_confirm(
     input: Value,
     decoded: Decoded,
     signal: Option<&CancellationToken>,
+    own: Option<Arc<dyn ConfirmHandler>>,
 ) -> Result<(Value, Decoded), Outcome> {
-    let Some(handler) = inner.config.confirm_handler.clone() else {
+    let Some(handler) = own.or_else(|| inner.config.confirm_handler.clone()) else {
         return Err(Outcome::refused(
             RefusalCode::NotAllowed,
             "No confirm handler",
