@@ -41,6 +41,12 @@ impl McpSession {
         McpSession { config, catalog }
     }
 
+    /// The tools this session lists now (built once per manifest version and
+    /// shared by the sessions of one Toolmark).
+    pub fn tools(&self) -> Arc<Vec<rmcp::model::Tool>> {
+        self.catalog.listing().tools.clone()
+    }
+
     /// The Toolmark this session calls.
     pub fn toolmark(&self) -> &crate::Toolmark {
         &self.catalog.tm
