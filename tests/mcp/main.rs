@@ -2,6 +2,7 @@
 //! HTTP router driven as a tower service.
 
 mod http;
+mod python;
 
 mod session;
 
