@@ -49,6 +49,7 @@
 mod call;
 mod caller;
 pub mod clock;
+mod content;
 mod confirm;
 mod error;
 pub mod event;
@@ -76,6 +77,7 @@ pub use crate::call::input::NoInput;
 pub use crate::call::outcome::{Issue, Outcome, Refusal, RefusalCode, ToolError};
 pub use crate::call::CallOptions;
 pub use crate::caller::{Caller, CallerSet, ConfirmMode};
+pub use crate::content::{Content, ContentBlock, EmbeddedResource};
 pub use crate::confirm::{
     Ask, Change, ConfirmHandler, ConfirmQueue, ConfirmRequest, ConfirmResult, Decision,
     PendingConfirmation, QueueHandler,

@@ -10,6 +10,8 @@ use crate::{Issue, Outcome};
 /// The MCP result of a call's [`Outcome`] (an unknown tool is answered before
 /// this, as the JSON-RPC error `-32602`).
 ///
+/// - `ok` with a [`Content`](crate::Content) output: its blocks are the
+///   result's `content`, with no `structuredContent`.
 /// - `ok`: `structuredContent` is the output when it is an object and
 ///   `wrap_output` is false, else `{"result": output}` (`wrap_output` is true when
 ///   the tool's output schema was wrapped the same way); one text content holds
@@ -33,6 +35,9 @@ use crate::{Issue, Outcome};
 pub fn call_result(outcome: Outcome, wrap_output: bool) -> CallToolResult {
     match outcome {
         Outcome::Ok { output } => {
+            if let Some(blocks) = rich(&output) {
+                return CallToolResult::success(blocks);
+            }
             let structured = if output.is_object() && !wrap_output {
                 output
             } else {
@@ -48,6 +53,14 @@ pub fn call_result(outcome: Outcome, wrap_output: bool) -> CallToolResult {
             &[],
         ),
     }
+}
+
+/// The blocks of a [`Content`](crate::Content) output, as rmcp's content.
+fn rich(output: &Value) -> Option<Vec<ContentBlock>> {
+    let content = crate::Content::from_output(output)?;
+    serde_json::to_value(content.content)
+        .and_then(serde_json::from_value)
+        .ok()
 }
 
 fn failure(code: &str, message: &str, issues: &[Issue]) -> CallToolResult {
@@ -102,6 +115,30 @@ mod tests {
                 false,
                 json!({"content": [{"type": "text", "text": "{\"result\":\"hi\"}"}],
                        "structuredContent": {"result": "hi"}, "isError": false}),
+            ),
+            (
+                Outcome::Ok {
+                    output: serde_json::to_value(
+                        crate::Content::text("hi")
+                            .image("AA==", "image/png")
+                            .audio("BB==", "audio/wav")
+                            .resource_text("test://r", "text/plain", "body"),
+                    )
+                    .unwrap(),
+                },
+                true,
+                json!({"content": [
+                    {"type": "text", "text": "hi"},
+                    {"type": "image", "data": "AA==", "mimeType": "image/png"},
+                    {"type": "audio", "data": "BB==", "mimeType": "audio/wav"},
+                    {"type": "resource", "resource": {"uri": "test://r", "mimeType": "text/plain", "text": "body"}}
+                ], "isError": false}),
+            ),
+            (
+                Outcome::Ok { output: json!({"content": "not blocks"}) },
+                false,
+                json!({"content": [{"type": "text", "text": "{\"content\":\"not blocks\"}"}],
+                       "structuredContent": {"content": "not blocks"}, "isError": false}),
             ),
             (
                 Outcome::Ok { output: Value::Null },
