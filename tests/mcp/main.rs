@@ -1,6 +1,7 @@
 //! `toolmark::mcp` driven by rmcp's own client over an in-process duplex, and its
 //! HTTP router driven as a tower service.
 
+mod conformance;
 mod http;
 mod python;
 
