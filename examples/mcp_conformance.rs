@@ -41,13 +41,17 @@ fn app() -> Result<Toolmark, Box<dyn std::error::Error>> {
         content("test_audio_content", "Returns audio", || {
             Content::new().audio(WAV, "audio/wav")
         }),
-        content("test_embedded_resource", "Returns an embedded resource", || {
-            Content::new().resource_text(
-                "test://embedded-resource",
-                "text/plain",
-                "This is an embedded resource content.",
-            )
-        }),
+        content(
+            "test_embedded_resource",
+            "Returns an embedded resource",
+            || {
+                Content::new().resource_text(
+                    "test://embedded-resource",
+                    "text/plain",
+                    "This is an embedded resource content.",
+                )
+            },
+        ),
         content(
             "test_multiple_content_types",
             "Returns text, an image and a resource",

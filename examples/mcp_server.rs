@@ -72,8 +72,19 @@ struct Payment {
 /// Pay someone with a card.
 #[tool(scope = "pay", consequential, sensitive = ["card"], summary = "Pay {amount} EUR to {to}")]
 async fn send(input: Payment) -> Result<String, ToolError> {
-    let last4: String = input.card.chars().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect();
-    Ok(format!("paid {} EUR to {} with the card ending {last4}", input.amount, input.to))
+    let last4: String = input
+        .card
+        .chars()
+        .rev()
+        .take(4)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    Ok(format!(
+        "paid {} EUR to {} with the card ending {last4}",
+        input.amount, input.to
+    ))
 }
 
 /// Count to `to`, one step every 50 ms, reporting progress. Stops when cancelled.

@@ -38,9 +38,11 @@ fn bytes_per_typed_tool() -> usize {
     for name in &names {
         scope
             .register(
-                ToolSpec::typed(name.as_str(), "Add two numbers", |_ctx, i: Add| async move {
-                    Ok::<_, ToolError>(i.a + i.b)
-                })
+                ToolSpec::typed(
+                    name.as_str(),
+                    "Add two numbers",
+                    |_ctx, i: Add| async move { Ok::<_, ToolError>(i.a + i.b) },
+                )
                 .effect(Effect::Read),
             )
             .unwrap();
@@ -67,15 +69,23 @@ fn bytes_per_pending_confirmation(rt: &tokio::runtime::Runtime) -> usize {
         )
         .unwrap();
         let warm = tm
-            .call("send", json!({"title": "hi"}), CallOptions::new(Caller::InApp))
+            .call(
+                "send",
+                json!({"title": "hi"}),
+                CallOptions::new(Caller::InApp),
+            )
             .await;
         assert!(warm.confirm_id().is_some());
         let before = live_bytes();
         let mut outcomes = Vec::with_capacity(N);
         for _ in 0..N {
             outcomes.push(
-                tm.call("send", json!({"title": "hi"}), CallOptions::new(Caller::InApp))
-                    .await,
+                tm.call(
+                    "send",
+                    json!({"title": "hi"}),
+                    CallOptions::new(Caller::InApp),
+                )
+                .await,
             );
         }
         // What the caller keeps (the outcomes) is not the store's: drop it first.
@@ -98,5 +108,8 @@ fn bytes_per_tool_and_per_pending_confirmation() {
     println!("bytes per registered typed tool: {tool}");
     println!("bytes per pending deferred confirmation: {pending}");
     assert!(tool > 0 && tool < 8_192, "{tool} B per typed tool");
-    assert!(pending > 0 && pending < 4_096, "{pending} B per pending confirmation");
+    assert!(
+        pending > 0 && pending < 4_096,
+        "{pending} B per pending confirmation"
+    );
 }

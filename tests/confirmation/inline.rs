@@ -232,7 +232,9 @@ async fn a_per_call_confirm_handler_is_asked_instead_of_the_apps() {
     assert_eq!(count(&app_asked), 0, "the app's handler is not asked");
     assert_eq!(count(&runs), 0);
     // Without one, the app's handler answers as before.
-    let out = tm.call("create", json!({"title": "X"}), opts(Caller::Mcp)).await;
+    let out = tm
+        .call("create", json!({"title": "X"}), opts(Caller::Mcp))
+        .await;
     assert!(out.is_ok());
     assert_eq!(count(&app_asked), 1);
 }

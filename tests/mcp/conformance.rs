@@ -39,7 +39,11 @@ fn the_conformance_suite_passes_with_its_expected_failures() {
         return;
     };
     let exe = std::env::current_exe().unwrap();
-    let bin = exe.parent().and_then(|d| d.parent()).unwrap().join("examples/mcp_conformance");
+    let bin = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .unwrap()
+        .join("examples/mcp_conformance");
     assert!(bin.exists(), "{} is missing", bin.display());
     let mut child = Command::new(bin)
         .arg("127.0.0.1:0")
@@ -50,7 +54,10 @@ fn the_conformance_suite_passes_with_its_expected_failures() {
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let url = loop {
-        let line = lines.next().expect("the server printed its address").unwrap();
+        let line = lines
+            .next()
+            .expect("the server printed its address")
+            .unwrap();
         if let Some(u) = line.strip_prefix("listening on ") {
             break u.trim().to_owned();
         }

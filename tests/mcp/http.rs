@@ -40,7 +40,10 @@ async fn a_loopback_request_initializes() {
     let router = server().router();
     let (status, body) = send(&router, post(()).body(Body::from(initialize())).unwrap()).await;
     assert_eq!(status, 200, "{body}");
-    assert!(body.contains("\"protocolVersion\":\"2025-11-25\""), "{body}");
+    assert!(
+        body.contains("\"protocolVersion\":\"2025-11-25\""),
+        "{body}"
+    );
 }
 
 #[tokio::test]
@@ -147,7 +150,10 @@ async fn a_thousand_malformed_lines_over_the_stream_transport() {
     });
     let (read, mut write) = tokio::io::split(b);
     let mut lines = BufReader::new(read).lines();
-    write.write_all(format!("{}\n", initialize()).as_bytes()).await.unwrap();
+    write
+        .write_all(format!("{}\n", initialize()).as_bytes())
+        .await
+        .unwrap();
     let first = lines.next_line().await.unwrap().unwrap();
     assert!(first.contains("\"id\":1"), "{first}");
     write
@@ -172,7 +178,11 @@ async fn a_thousand_malformed_lines_over_the_stream_transport() {
     });
     let answer = tokio::time::timeout(std::time::Duration::from_secs(30), async {
         loop {
-            let line = lines.next_line().await.unwrap().expect("server closed the stream");
+            let line = lines
+                .next_line()
+                .await
+                .unwrap()
+                .expect("server closed the stream");
             if line.contains("\"id\":\"last\"") {
                 return line;
             }

@@ -47,9 +47,11 @@ pub(crate) fn app(builder: toolmark::ToolmarkBuilder, log: &Log) -> Toolmark {
     let notes = tm.scope("notes");
     notes
         .register(
-            ToolSpec::typed("count", "Count the notes", |_ctx, _: toolmark::NoInput| async {
-                Ok::<_, ToolError>(3)
-            })
+            ToolSpec::typed(
+                "count",
+                "Count the notes",
+                |_ctx, _: toolmark::NoInput| async { Ok::<_, ToolError>(3) },
+            )
             .effect(Effect::Read)
             .title("Count notes")
             .output_schema(json!({"type": "integer"})),
@@ -69,13 +71,17 @@ pub(crate) fn app(builder: toolmark::ToolmarkBuilder, log: &Log) -> Toolmark {
     let l = log.clone();
     notes
         .register(
-            ToolSpec::typed("purge", "Delete every note", move |_ctx, _: toolmark::NoInput| {
-                let l = l.clone();
-                async move {
-                    l.push("purged");
-                    Ok::<_, ToolError>(json!({"deleted": 3}))
-                }
-            })
+            ToolSpec::typed(
+                "purge",
+                "Delete every note",
+                move |_ctx, _: toolmark::NoInput| {
+                    let l = l.clone();
+                    async move {
+                        l.push("purged");
+                        Ok::<_, ToolError>(json!({"deleted": 3}))
+                    }
+                },
+            )
             .effect(Effect::Destructive)
             .summary("Delete every note"),
         )

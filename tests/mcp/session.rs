@@ -4,8 +4,8 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use rmcp::model::{ClientRequest, ElicitationAction, PaginatedRequestParams, ProgressToken};
 use rmcp::model::{CallToolRequest, NumberOrString, RequestMetaObject};
+use rmcp::model::{ClientRequest, ElicitationAction, PaginatedRequestParams, ProgressToken};
 use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 use toolmark::mcp::{Elicitation, McpServer};
@@ -22,7 +22,14 @@ async fn tools_list_is_sorted_with_annotations_schemas_and_write_only_kept() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         names,
-        ["extra.ping", "notes.add", "notes.count", "notes.purge", "pay.send", "slow.wait"]
+        [
+            "extra.ping",
+            "notes.add",
+            "notes.count",
+            "notes.purge",
+            "pay.send",
+            "slow.wait"
+        ]
     );
     let by = |n: &str| serde_json::to_value(tools.iter().find(|t| t.name == n).unwrap()).unwrap();
     let count = by("notes.count");
@@ -55,7 +62,9 @@ async fn tools_list_pages_with_a_cursor_and_refuses_a_bad_one() {
     assert_eq!(first.tools.len(), 4);
     let cursor = first.next_cursor.clone().expect("a second page");
     let second = client
-        .list_tools(Some(PaginatedRequestParams::default().with_cursor(Some(cursor))))
+        .list_tools(Some(
+            PaginatedRequestParams::default().with_cursor(Some(cursor)),
+        ))
         .await
         .unwrap();
     assert_eq!(second.tools.len(), 2);
@@ -77,7 +86,10 @@ async fn the_listing_is_built_once_per_manifest_version() {
     let a = server.session();
     let b = server.session();
     let (la, lb) = (list_of(&a), list_of(&b));
-    assert!(std::sync::Arc::ptr_eq(&la, &lb), "sessions share one listing");
+    assert!(
+        std::sync::Arc::ptr_eq(&la, &lb),
+        "sessions share one listing"
+    );
     tm.scope("extra").set_when(false);
     let lc = list_of(&a);
     assert!(!std::sync::Arc::ptr_eq(&la, &lc));
@@ -92,7 +104,10 @@ fn list_of(s: &toolmark::mcp::McpSession) -> std::sync::Arc<Vec<rmcp::model::Too
 async fn call_ok_wraps_non_objects_and_keeps_objects() {
     let server = McpServer::new(approving_app(&Log::default()));
     let client = connect(&server, Client::default()).await;
-    let r = client.call_tool(call("notes.count", json!({}))).await.unwrap();
+    let r = client
+        .call_tool(call("notes.count", json!({})))
+        .await
+        .unwrap();
     assert_eq!(
         wire(&r),
         json!({"content": [{"type": "text", "text": "{\"result\":3}"}],
@@ -137,10 +152,7 @@ async fn an_unknown_or_hidden_tool_is_the_invalid_params_error() {
     let tm = approving_app(&Log::default());
     let server = McpServer::new(tm.clone());
     let client = connect(&server, Client::default()).await;
-    let e = client
-        .call_tool(call("nope", json!({})))
-        .await
-        .unwrap_err();
+    let e = client.call_tool(call("nope", json!({}))).await.unwrap_err();
     assert!(format!("{e:?}").contains("-32602"), "{e:?}");
     tm.scope("extra").set_when(false);
     let e = client
@@ -149,7 +161,10 @@ async fn an_unknown_or_hidden_tool_is_the_invalid_params_error() {
         .unwrap_err();
     assert!(format!("{e}").contains("Unknown tool"), "{e}");
     // The session is still up.
-    assert!(client.call_tool(call("notes.count", json!({}))).await.is_ok());
+    assert!(client
+        .call_tool(call("notes.count", json!({})))
+        .await
+        .is_ok());
     client.cancel().await.unwrap();
 }
 
@@ -159,12 +174,18 @@ async fn consequential_calls_ask_the_apps_handler_inline() {
     let server = McpServer::new(approving_app(&log));
     let client = connect(&server, Client::default()).await;
     let r = client
-        .call_tool(call("pay.send", json!({"to": "ada", "amount": 5, "card": SECRET})))
+        .call_tool(call(
+            "pay.send",
+            json!({"to": "ada", "amount": 5, "card": SECRET}),
+        ))
         .await
         .unwrap();
     assert_eq!(r.structured_content, Some(json!({"paid": 5})));
     let r = client
-        .call_tool(call("pay.send", json!({"to": "nobody", "amount": 5, "card": SECRET})))
+        .call_tool(call(
+            "pay.send",
+            json!({"to": "nobody", "amount": 5, "card": SECRET}),
+        ))
         .await
         .unwrap();
     assert_eq!(r.is_error, Some(true));
@@ -174,7 +195,10 @@ async fn consequential_calls_ask_the_apps_handler_inline() {
     );
     // A tool error quoting the secret reaches the client scrubbed.
     let r = client
-        .call_tool(call("pay.send", json!({"to": "echo", "amount": 1, "card": SECRET})))
+        .call_tool(call(
+            "pay.send",
+            json!({"to": "echo", "amount": 1, "card": SECRET}),
+        ))
         .await
         .unwrap();
     assert!(!wire(&r).to_string().contains(SECRET), "{}", wire(&r));
@@ -205,7 +229,10 @@ async fn without_a_confirm_path_guarded_tools_are_hidden_and_not_allowed() {
         .collect();
     assert!(!names.iter().any(|n| n == "pay.send" || n == "notes.purge"));
     let r = client
-        .call_tool(call("pay.send", json!({"to": "a", "amount": 1, "card": "x"})))
+        .call_tool(call(
+            "pay.send",
+            json!({"to": "a", "amount": 1, "card": "x"}),
+        ))
         .await
         .unwrap();
     assert_eq!(r.structured_content.unwrap()["code"], "not_allowed");
@@ -231,7 +258,10 @@ async fn notifications_cancelled_cancels_the_call() {
     wait_for(&log, "wait cancelled").await;
     assert_eq!(log.get(), ["wait started", "wait cancelled"]);
     // The session goes on.
-    assert!(client.call_tool(call("notes.count", json!({}))).await.is_ok());
+    assert!(client
+        .call_tool(call("notes.count", json!({})))
+        .await
+        .is_ok());
     client.cancel().await.unwrap();
 }
 
@@ -346,7 +376,10 @@ async fn elicitation_accept_approves_and_the_message_is_redacted() {
     let asked = c.asked.clone();
     let client = connect(&server, c).await;
     let r = client
-        .call_tool(call("pay.send", json!({"to": "ada", "amount": 9, "card": SECRET})))
+        .call_tool(call(
+            "pay.send",
+            json!({"to": "ada", "amount": 9, "card": SECRET}),
+        ))
         .await
         .unwrap();
     assert_eq!(r.structured_content, Some(json!({"paid": 9})));
@@ -354,7 +387,11 @@ async fn elicitation_accept_approves_and_the_message_is_redacted() {
     assert_eq!(asked.len(), 1);
     assert!(asked[0].contains("Pay 9 to ada"), "{}", asked[0]);
     assert!(!asked[0].contains(SECRET));
-    assert_eq!(log.get(), ["paid 9 to ada"], "the app's handler was not asked");
+    assert_eq!(
+        log.get(),
+        ["paid 9 to ada"],
+        "the app's handler was not asked"
+    );
     client.cancel().await.unwrap();
 }
 
@@ -368,7 +405,10 @@ async fn elicitation_decline_rejects_with_the_reason() {
     };
     let client = connect(&server, c).await;
     let r = client
-        .call_tool(call("pay.send", json!({"to": "ada", "amount": 9, "card": SECRET})))
+        .call_tool(call(
+            "pay.send",
+            json!({"to": "ada", "amount": 9, "card": SECRET}),
+        ))
         .await
         .unwrap();
     let s = r.structured_content.unwrap();
@@ -382,7 +422,10 @@ async fn elicitation_decline_rejects_with_the_reason() {
     };
     let client2 = connect(&server, c).await;
     let r = client2
-        .call_tool(call("pay.send", json!({"to": "ada", "amount": 9, "card": SECRET})))
+        .call_tool(call(
+            "pay.send",
+            json!({"to": "ada", "amount": 9, "card": SECRET}),
+        ))
         .await
         .unwrap();
     assert_eq!(r.structured_content.unwrap()["code"], "rejected");
@@ -399,7 +442,10 @@ async fn a_client_without_elicitation_falls_back_to_the_apps_handler() {
     let asked = c.asked.clone();
     let client = connect(&server, c).await;
     let r = client
-        .call_tool(call("pay.send", json!({"to": "ada", "amount": 2, "card": SECRET})))
+        .call_tool(call(
+            "pay.send",
+            json!({"to": "ada", "amount": 2, "card": SECRET}),
+        ))
         .await
         .unwrap();
     assert_eq!(r.structured_content, Some(json!({"paid": 2})));
@@ -416,7 +462,10 @@ async fn destructive_tools_are_elicited_only_when_the_app_says_so() {
         ..Client::default()
     };
     let client = connect(&elicit_server(&log, Elicitation::consequential()), c()).await;
-    client.call_tool(call("notes.purge", json!({}))).await.unwrap();
+    client
+        .call_tool(call("notes.purge", json!({})))
+        .await
+        .unwrap();
     assert_eq!(log.get(), ["app asked: Delete every note", "purged"]);
     let log2 = Log::default();
     let client2 = connect(
@@ -424,7 +473,10 @@ async fn destructive_tools_are_elicited_only_when_the_app_says_so() {
         c(),
     )
     .await;
-    client2.call_tool(call("notes.purge", json!({}))).await.unwrap();
+    client2
+        .call_tool(call("notes.purge", json!({})))
+        .await
+        .unwrap();
     assert_eq!(log2.get(), ["purged"]);
     // Limited to some tools: others ask the app.
     let log3 = Log::default();
@@ -434,7 +486,10 @@ async fn destructive_tools_are_elicited_only_when_the_app_says_so() {
     )
     .await;
     client3
-        .call_tool(call("pay.send", json!({"to": "a", "amount": 1, "card": "x"})))
+        .call_tool(call(
+            "pay.send",
+            json!({"to": "a", "amount": 1, "card": "x"}),
+        ))
         .await
         .unwrap();
     assert_eq!(log3.get(), ["app asked: Pay 1 to a", "paid 1 to a"]);

@@ -49,20 +49,20 @@
 mod call;
 mod caller;
 pub mod clock;
-mod content;
 mod confirm;
+mod content;
 mod error;
 pub mod event;
 mod forms;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 mod payload;
 pub mod scope;
 mod sensitive;
 mod sync;
 pub mod testing;
 mod toolmark;
-#[cfg(feature = "mcp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-pub mod mcp;
 mod tools;
 
 pub use crate::forms::{form, wizard};
@@ -77,11 +77,11 @@ pub use crate::call::input::NoInput;
 pub use crate::call::outcome::{Issue, Outcome, Refusal, RefusalCode, ToolError};
 pub use crate::call::CallOptions;
 pub use crate::caller::{Caller, CallerSet, ConfirmMode};
-pub use crate::content::{Content, ContentBlock, EmbeddedResource};
 pub use crate::confirm::{
     Ask, Change, ConfirmHandler, ConfirmQueue, ConfirmRequest, ConfirmResult, Decision,
     PendingConfirmation, QueueHandler,
 };
+pub use crate::content::{Content, ContentBlock, EmbeddedResource};
 pub use crate::error::{CollectError, ConfigError, RegisterError};
 pub use crate::event::{Bridge, BridgeMessage, Event, Events};
 pub use crate::forms::form::{Form, FormOptions, OnSubmit};

@@ -45,8 +45,8 @@ use crate::sensitive::{scrub, withhold_value, Matcher};
 use crate::toolmark::{normalize_input, Inner};
 use crate::tools::registry::ToolEntry;
 use crate::{
-    Caller, ConfirmHandler, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext, ToolError,
-    Toolmark,
+    Caller, ConfirmHandler, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode,
+    ToolContext, ToolError, Toolmark,
 };
 
 /// How a call is made: who calls, and optionally the caller's cancellation signal,

@@ -85,7 +85,8 @@ pub(crate) fn message(request: &ConfirmRequest) -> String {
     let mut text = format!("Allow `{}`? {}", request.tool, request.summary);
     for c in &request.changes {
         let show = |v: &Option<serde_json::Value>| {
-            v.as_ref().map_or_else(|| "(none)".to_owned(), ToString::to_string)
+            v.as_ref()
+                .map_or_else(|| "(none)".to_owned(), ToString::to_string)
         };
         let _ = write!(
             text,

@@ -256,7 +256,12 @@ mod tests {
         }
         assert!(d.origin_ok("http://localhost:5173"));
         assert!(d.origin_ok("http://127.0.0.1"));
-        for bad in ["https://evil.com", "http://localhost.evil.com", "http://localhost:80x", "null"] {
+        for bad in [
+            "https://evil.com",
+            "http://localhost.evil.com",
+            "http://localhost:80x",
+            "null",
+        ] {
             assert!(!d.origin_ok(bad), "{bad}");
         }
         let o = HttpOptions::new()

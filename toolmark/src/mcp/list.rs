@@ -14,7 +14,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::event::Event;
 use crate::sync::lock;
-use crate::{Caller, Effect, Toolmark, ToolInfo};
+use crate::{Caller, Effect, ToolInfo, Toolmark};
 
 /// How long the watcher waits after a change for more before notifying.
 pub(crate) const COALESCE: Duration = Duration::from_millis(20);
@@ -202,7 +202,10 @@ mod tests {
     #[test]
     fn object_output_schemas_are_kept_and_others_wrapped_with_defs_at_the_root() {
         let obj = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
-        assert_eq!(output_schema(&obj), (obj.as_object().unwrap().clone(), false));
+        assert_eq!(
+            output_schema(&obj),
+            (obj.as_object().unwrap().clone(), false)
+        );
         let (s, wrapped) = output_schema(&json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "array", "items": {"$ref": "#/$defs/A"},

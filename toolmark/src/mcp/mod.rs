@@ -214,7 +214,10 @@ impl McpServer {
 impl fmt::Debug for McpServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpServer")
-            .field("per_session", &matches!(self.config.source, Source::PerSession(_)))
+            .field(
+                "per_session",
+                &matches!(self.config.source, Source::PerSession(_)),
+            )
             .field("elicitation", &self.config.elicitation)
             .field("page_size", &self.config.page_size)
             .field("http", &self.config.http)

@@ -99,19 +99,25 @@ mod tests {
         let issue = Issue::new("card.number", "expected a string");
         let mut rows: Vec<(Outcome, bool, Value)> = vec![
             (
-                Outcome::Ok { output: json!({"id": 7}) },
+                Outcome::Ok {
+                    output: json!({"id": 7}),
+                },
                 false,
                 json!({"content": [{"type": "text", "text": "{\"id\":7}"}],
                        "structuredContent": {"id": 7}, "isError": false}),
             ),
             (
-                Outcome::Ok { output: json!({"id": 7}) },
+                Outcome::Ok {
+                    output: json!({"id": 7}),
+                },
                 true,
                 json!({"content": [{"type": "text", "text": "{\"result\":{\"id\":7}}"}],
                        "structuredContent": {"result": {"id": 7}}, "isError": false}),
             ),
             (
-                Outcome::Ok { output: json!("hi") },
+                Outcome::Ok {
+                    output: json!("hi"),
+                },
                 false,
                 json!({"content": [{"type": "text", "text": "{\"result\":\"hi\"}"}],
                        "structuredContent": {"result": "hi"}, "isError": false}),
@@ -135,13 +141,17 @@ mod tests {
                 ], "isError": false}),
             ),
             (
-                Outcome::Ok { output: json!({"content": "not blocks"}) },
+                Outcome::Ok {
+                    output: json!({"content": "not blocks"}),
+                },
                 false,
                 json!({"content": [{"type": "text", "text": "{\"content\":\"not blocks\"}"}],
                        "structuredContent": {"content": "not blocks"}, "isError": false}),
             ),
             (
-                Outcome::Ok { output: Value::Null },
+                Outcome::Ok {
+                    output: Value::Null,
+                },
                 false,
                 json!({"content": [{"type": "text", "text": "{\"result\":null}"}],
                        "structuredContent": {"result": null}, "isError": false}),
@@ -189,7 +199,10 @@ mod tests {
                        "isError": true}),
             ));
         }
-        let invalid = crate::Refusal::invalid(vec![Issue::new("", "the input must be a JSON object, not an array"), issue]);
+        let invalid = crate::Refusal::invalid(vec![
+            Issue::new("", "the input must be a JSON object, not an array"),
+            issue,
+        ]);
         rows.push((
             Outcome::Refused(invalid),
             false,
