@@ -172,12 +172,15 @@ impl Log {
     }
 }
 
+/// A progress notification as the client saw it: (progress, total).
+pub(crate) type ProgressSeen = (f64, Option<f64>);
+
 /// What the test client records; it answers elicitations with `answer`.
 #[derive(Clone, Default)]
 pub(crate) struct Client {
     pub(crate) elicit: Option<ElicitationAction>,
     pub(crate) list_changed: Arc<AtomicUsize>,
-    pub(crate) progress: Arc<Mutex<Vec<(f64, Option<f64>)>>>,
+    pub(crate) progress: Arc<Mutex<Vec<ProgressSeen>>>,
     pub(crate) asked: Arc<Mutex<Vec<String>>>,
     pub(crate) changed: Arc<tokio::sync::Notify>,
 }

@@ -94,7 +94,11 @@ impl Catalog {
 
     /// Notify `peer` of list changes from now on (until its transport closes).
     pub(crate) fn add_peer(self: &Arc<Self>, peer: Peer<RoleServer>) {
-        lock(&self.peers).push(peer);
+        {
+            let mut peers = lock(&self.peers);
+            peers.retain(|p| !p.is_transport_closed());
+            peers.push(peer);
+        }
         self.watching.call_once(|| {
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
                 handle.spawn(watch(
