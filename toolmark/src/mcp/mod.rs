@@ -75,7 +75,7 @@ enum Source {
 /// use toolmark::mcp::McpServer;
 ///
 /// // An axum app of your own, with MCP at /mcp:
-/// let app = axum::Router::new().nest_service("/mcp", McpServer::new(tm.clone()).router());
+/// let app: axum::Router = axum::Router::new().nest_service("/mcp", McpServer::new(tm.clone()).router());
 /// // Or standalone on 127.0.0.1:8080 (path /mcp):
 /// McpServer::new(tm).serve_http("127.0.0.1:8080".parse().unwrap()).await
 /// # }
