@@ -239,3 +239,51 @@ async fn a_tool_hidden_while_the_user_decides_does_not_run() {
     );
     assert_eq!(count(&runs), 0);
 }
+
+#[tokio::test]
+async fn a_per_call_confirm_handler_is_asked_instead_of_the_apps() {
+    let app_asked = runs();
+    let app = app_asked.clone();
+    let (tm, runs) = create_tm(Toolmark::builder().confirm_handler(move |_req| {
+        app.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async { Decision::approve() }
+    }));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let own = opts(Caller::Mcp).confirm_handler(move |req: toolmark::ConfirmRequest| {
+        log.lock().unwrap().push(req.summary.clone());
+        async { Decision::reject_with("declined in the client") }
+    });
+    let out = tm.call("create", json!({"title": "X"}), own).await;
+    assert_eq!(code(&out), Some(RefusalCode::Rejected));
+    assert_eq!(out.refusal().unwrap().message, "declined in the client");
+    assert_eq!(*seen.lock().unwrap(), ["Create challenge \"X\""]);
+    assert_eq!(count(&app_asked), 0, "the app's handler is not asked");
+    assert_eq!(count(&runs), 0);
+    // Without one, the app's handler answers as before.
+    let out = tm
+        .call("create", json!({"title": "X"}), opts(Caller::Mcp))
+        .await;
+    assert!(out.is_ok());
+    assert_eq!(count(&app_asked), 1);
+}
+
+#[tokio::test]
+async fn a_per_call_confirm_handler_gives_a_path_when_the_app_has_none() {
+    let (tm, runs) = create_tm(Toolmark::builder());
+    let out = tm.call("create", json!({}), opts(Caller::Mcp)).await;
+    assert_eq!(code(&out), Some(RefusalCode::NotAllowed));
+    let own = opts(Caller::Mcp).confirm_handler(|_req| async { Decision::approve() });
+    let out = tm.call("create", json!({"title": "Y"}), own).await;
+    assert!(out.is_ok(), "{}", json_of(&out));
+    assert_eq!(count(&runs), 1);
+}
+
+#[tokio::test]
+async fn a_per_call_confirm_handler_does_not_make_a_deferred_caller_inline() {
+    let (tm, runs) = create_tm(Toolmark::builder());
+    let own = opts(Caller::InApp).confirm_handler(|_req| async { Decision::approve() });
+    let out = tm.call("create", json!({"title": "Z"}), own).await;
+    assert_eq!(out.status(), "needs_confirmation");
+    assert_eq!(count(&runs), 0);
+}

@@ -51,9 +51,13 @@ mod call;
 mod caller;
 pub mod clock;
 mod confirm;
+mod content;
 mod error;
 pub mod event;
 mod forms;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 mod payload;
 pub mod scope;
 mod sensitive;
@@ -78,6 +82,7 @@ pub use crate::confirm::{
     Ask, Change, ConfirmHandler, ConfirmQueue, ConfirmRequest, ConfirmResult, Decision,
     PendingConfirmation, QueueHandler,
 };
+pub use crate::content::{Content, ContentBlock, EmbeddedResource};
 pub use crate::error::{CollectError, ConfigError, RegisterError};
 pub use crate::event::{Bridge, BridgeMessage, Event, Events};
 pub use crate::forms::form::{Form, FormOptions, OnSubmit};

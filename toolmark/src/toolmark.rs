@@ -473,6 +473,12 @@ impl Toolmark {
         }))
     }
 
+    /// The largest input accepted, in bytes of JSON (the builder's
+    /// `max_input_bytes`); transports refuse larger requests before parsing.
+    pub fn max_input_bytes(&self) -> usize {
+        self.inner.config.limits.max_bytes
+    }
+
     /// A monotonically increasing number that changes whenever any manifest may
     /// have changed.
     pub fn manifest_version(&self) -> u64 {

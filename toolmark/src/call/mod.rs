@@ -49,12 +49,12 @@ use crate::sensitive::{scrub, withhold_value, Matcher};
 use crate::toolmark::{normalize_input, Inner};
 use crate::tools::registry::ToolEntry;
 use crate::{
-    Caller, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext, ToolError,
-    Toolmark,
+    Caller, ConfirmHandler, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode,
+    ToolContext, ToolError, Toolmark,
 };
 
-/// How a call is made: who calls, and optionally the caller's cancellation signal
-/// and a progress listener.
+/// How a call is made: who calls, and optionally the caller's cancellation signal,
+/// a progress listener and a confirm handler for this call only.
 #[derive(Clone)]
 pub struct CallOptions {
     pub(crate) caller: Caller,
@@ -62,6 +62,7 @@ pub struct CallOptions {
     pub(crate) progress: Option<ProgressFn>,
     /// Made by `ctx.call`: may run inside the queue slot an enclosing run holds.
     pub(crate) nested: bool,
+    pub(crate) confirm: Option<Arc<dyn ConfirmHandler>>,
 }
 
 impl CallOptions {
@@ -72,6 +73,7 @@ impl CallOptions {
             signal: None,
             progress: None,
             nested: false,
+            confirm: None,
         }
     }
 
@@ -91,6 +93,17 @@ impl CallOptions {
         self
     }
 
+    /// Ask `handler`, instead of the app's [`ConfirmHandler`], when this call
+    /// needs an inline confirmation (a transport that asks its own client, such
+    /// as MCP elicitation). The answer goes through the same checks as the app
+    /// handler's (expiry, restore and re-validation of an edited input); a
+    /// caller whose confirmations are deferred still gets `needs_confirmation`.
+    #[must_use]
+    pub fn confirm_handler(mut self, handler: impl ConfirmHandler) -> Self {
+        self.confirm = Some(Arc::new(handler));
+        self
+    }
+
     /// The caller.
     pub fn caller(&self) -> Caller {
         self.caller
@@ -102,6 +115,7 @@ impl fmt::Debug for CallOptions {
         f.debug_struct("CallOptions")
             .field("caller", &self.caller)
             .field("signal", &self.signal.is_some())
+            .field("confirm_handler", &self.confirm.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -244,6 +258,7 @@ impl Inner {
                         input,
                         decoded,
                         opts.signal.as_ref(),
+                        opts.confirm.clone(),
                     ))
                     .await
                 } else {
@@ -305,7 +320,7 @@ impl Inner {
             ));
         };
         // 2. allow
-        if let Err(r) = self.allow(&entry, caller) {
+        if let Err(r) = self.allow(&entry, caller, opts.confirm.is_some()) {
             return Front::Done(r.into());
         }
         let inline = entry.guarded() && caller != Caller::Human;
@@ -330,14 +345,14 @@ impl Inner {
         }
     }
 
-    fn allow(&self, entry: &ToolEntry, caller: Caller) -> Result<(), Refusal> {
+    fn allow(&self, entry: &ToolEntry, caller: Caller, own_handler: bool) -> Result<(), Refusal> {
         if !entry.callers.contains(caller) {
             return Err(Refusal::new(
                 RefusalCode::NotAllowed,
                 format!("Tool `{}` cannot be called by {caller}", entry.name),
             ));
         }
-        if entry.guarded() && self.config.lacks_confirm_path(caller) {
+        if entry.guarded() && !own_handler && self.config.lacks_confirm_path(caller) {
             self.emit(|| Event::MissingConfirmHandler {
                 tool: entry.name.to_string(),
                 callers: vec![caller],

@@ -272,7 +272,9 @@ impl Inner {
     }
 }
 
-/// Inline mode: ask the confirm handler and wait. An invalid edit asks again with
+/// Inline mode: ask the call's own confirm handler (`own`, from
+/// [`CallOptions::confirm_handler`](crate::CallOptions::confirm_handler)) or else
+/// the app's, and wait. An invalid edit asks again with
 /// the same id and the issues attached, until a valid approval, a rejection, the
 /// caller's signal or expiry.
 pub(crate) async fn inline_confirm(
@@ -282,8 +284,9 @@ pub(crate) async fn inline_confirm(
     input: Value,
     decoded: Decoded,
     signal: Option<&CancellationToken>,
+    own: Option<Arc<dyn ConfirmHandler>>,
 ) -> Result<(Value, Decoded), Outcome> {
-    let Some(handler) = inner.config.confirm_handler.clone() else {
+    let Some(handler) = own.or_else(|| inner.config.confirm_handler.clone()) else {
         return Err(Outcome::refused(
             RefusalCode::NotAllowed,
             "No confirm handler",

@@ -1,0 +1,257 @@
+//! `toolmark::mcp` driven by rmcp's own client over an in-process duplex, and its
+//! HTTP router driven as a tower service.
+
+mod conformance;
+mod http;
+mod python;
+
+mod session;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, Implementation, ProgressNotificationParam, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use toolmark::mcp::McpServer;
+use toolmark::{Decision, Effect, ToolError, ToolSpec, Toolmark};
+
+pub(crate) const SECRET: &str = "4111-1111-SECRET-42";
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub(crate) struct Note {
+    /// The note's text.
+    pub(crate) text: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub(crate) struct Payment {
+    pub(crate) to: String,
+    pub(crate) amount: u32,
+    pub(crate) card: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub(crate) struct Wait {
+    pub(crate) steps: u64,
+}
+
+/// The app the tests serve: read, write, consequential (sensitive `card`),
+/// destructive, a long call, and a scope `extra` to show and hide.
+pub(crate) fn app(builder: toolmark::ToolmarkBuilder, log: &Log) -> Toolmark {
+    let tm = builder.build().unwrap();
+    let notes = tm.scope("notes");
+    notes
+        .register(
+            ToolSpec::typed(
+                "count",
+                "Count the notes",
+                |_ctx, _: toolmark::NoInput| async { Ok::<_, ToolError>(3) },
+            )
+            .effect(Effect::Read)
+            .title("Count notes")
+            .output_schema(json!({"type": "integer"})),
+        )
+        .unwrap();
+    notes
+        .register(
+            ToolSpec::typed("add", "Add a note", |_ctx, n: Note| async move {
+                if n.text.is_empty() {
+                    return Err(ToolError::new("empty note"));
+                }
+                Ok(json!({"id": 4, "text": n.text}))
+            })
+            .effect(Effect::Write),
+        )
+        .unwrap();
+    let l = log.clone();
+    notes
+        .register(
+            ToolSpec::typed(
+                "purge",
+                "Delete every note",
+                move |_ctx, _: toolmark::NoInput| {
+                    let l = l.clone();
+                    async move {
+                        l.push("purged");
+                        Ok::<_, ToolError>(json!({"deleted": 3}))
+                    }
+                },
+            )
+            .effect(Effect::Destructive)
+            .summary("Delete every note"),
+        )
+        .unwrap();
+    let l = log.clone();
+    tm.scope("pay")
+        .register(
+            ToolSpec::typed("send", "Pay someone", move |_ctx, p: Payment| {
+                let l = l.clone();
+                async move {
+                    l.push(format!("paid {} to {}", p.amount, p.to));
+                    // A careless tool echoing the secret: scrubbed by the core.
+                    if p.to == "echo" {
+                        return Err(ToolError::new(format!("card {} declined", p.card)));
+                    }
+                    Ok::<_, ToolError>(json!({"paid": p.amount}))
+                }
+            })
+            .effect(Effect::Consequential)
+            .sensitive(["card"])
+            .summary("Pay {amount} to {to}"),
+        )
+        .unwrap();
+    let l = log.clone();
+    tm.scope("slow")
+        .register(
+            ToolSpec::typed("wait", "Wait, reporting progress", move |ctx, w: Wait| {
+                let l = l.clone();
+                async move {
+                    l.push("wait started");
+                    let signal = ctx.signal();
+                    for i in 0..w.steps {
+                        ctx.progress(i + 1, w.steps);
+                        tokio::select! {
+                            () = signal.cancelled() => {
+                                l.push("wait cancelled");
+                                return Err(ToolError::new("cancelled"));
+                            }
+                            () = tokio::time::sleep(std::time::Duration::from_millis(10)) => {}
+                        }
+                    }
+                    Ok::<_, ToolError>(json!({"waited": w.steps}))
+                }
+            })
+            .effect(Effect::Read),
+        )
+        .unwrap();
+    tm.scope("extra")
+        .register(
+            ToolSpec::typed("ping", "Ping", |_ctx, _: toolmark::NoInput| async {
+                Ok::<_, ToolError>("pong")
+            })
+            .effect(Effect::Read),
+        )
+        .unwrap();
+    tm
+}
+
+/// An app whose confirm handler approves unless the payee is `nobody`.
+pub(crate) fn approving_app(log: &Log) -> Toolmark {
+    let l = log.clone();
+    app(
+        Toolmark::builder().confirm_handler(move |req: toolmark::ConfirmRequest| {
+            l.push(format!("app asked: {}", req.summary));
+            let reject = req.input["to"] == "nobody";
+            async move {
+                if reject {
+                    Decision::reject_with("not to nobody")
+                } else {
+                    Decision::approve()
+                }
+            }
+        }),
+        log,
+    )
+}
+
+/// A shared, cloneable log.
+#[derive(Clone, Default)]
+pub(crate) struct Log(Arc<Mutex<Vec<String>>>);
+
+impl Log {
+    pub(crate) fn push(&self, s: impl Into<String>) {
+        self.0.lock().unwrap().push(s.into());
+    }
+    pub(crate) fn get(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// A progress notification as the client saw it: (progress, total).
+pub(crate) type ProgressSeen = (f64, Option<f64>);
+
+/// What the test client records; it answers elicitations with `answer`.
+#[derive(Clone, Default)]
+pub(crate) struct Client {
+    pub(crate) elicit: Option<ElicitationAction>,
+    pub(crate) list_changed: Arc<AtomicUsize>,
+    pub(crate) progress: Arc<Mutex<Vec<ProgressSeen>>>,
+    pub(crate) asked: Arc<Mutex<Vec<String>>>,
+    pub(crate) changed: Arc<tokio::sync::Notify>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let caps = if self.elicit.is_some() {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(caps, Implementation::new("toolmark-test", "0"))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+            self.asked.lock().unwrap().push(message.clone());
+        }
+        Ok(ElicitResult::new(
+            self.elicit.clone().unwrap_or(ElicitationAction::Decline),
+        ))
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.fetch_add(1, Ordering::SeqCst);
+        self.changed.notify_one();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress
+            .lock()
+            .unwrap()
+            .push((params.progress, params.total));
+    }
+}
+
+/// Serve one session of `server` and connect `client` to it in-process.
+pub(crate) async fn connect(
+    server: &McpServer,
+    client: Client,
+) -> RunningService<RoleClient, Client> {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let session = server.session();
+    tokio::spawn(async move {
+        if let Ok(running) = session.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    client.serve(b).await.expect("client connects")
+}
+
+pub(crate) fn call(name: &str, args: Value) -> CallToolRequestParams {
+    let p = CallToolRequestParams::new(name.to_owned());
+    match args {
+        Value::Object(o) => p.with_arguments(o),
+        _ => p,
+    }
+}
+
+/// The whole result as the client received it, as JSON.
+pub(crate) fn wire(r: &CallToolResult) -> Value {
+    let mut v = serde_json::to_value(r).unwrap();
+    v.as_object_mut().unwrap().remove("resultType");
+    v
+}

@@ -1,0 +1,241 @@
+//! Serve a [`Toolmark`] to MCP clients (Claude Desktop, Cursor, VS Code, the MCP
+//! Inspector, agent frameworks) over stdio or Streamable HTTP, built on
+//! [rmcp](https://docs.rs/rmcp), the official Rust MCP SDK.
+//!
+//! ```no_run
+//! # async fn run(tm: toolmark::Toolmark) -> std::io::Result<()> {
+//! use toolmark::mcp::McpServer;
+//!
+//! McpServer::new(tm).serve_stdio().await
+//! # }
+//! ```
+//!
+//! What an MCP client gets:
+//!
+//! - **tools/list**: the manifest for [`Caller::Mcp`](crate::Caller::Mcp), sorted
+//!   by name, each tool with its input schema (sensitive properties marked
+//!   `writeOnly`), its output schema when known, and annotations from its
+//!   [`Effect`](crate::Effect) (`readOnlyHint`, `destructiveHint`, `openWorldHint`
+//!   for consequential tools). Built once per manifest version and paged with a
+//!   cursor ([`McpServer::page_size`]).
+//! - **notifications/tools/list_changed** to every connected session whenever the
+//!   list changes (a scope shown, hidden or disposed, a tool registered),
+//!   coalesced: a burst of changes sends one notification.
+//! - **tools/call**: a [`Toolmark::call`] by caller `Mcp`, cancelled by
+//!   `notifications/cancelled` and by the end of the session; progress reports
+//!   become `notifications/progress` when the client sent a progress token. The
+//!   outcome is mapped by [`call_result`]: an `ok` output is `structuredContent`
+//!   (an object; any other value is wrapped as `{"result": …}`) plus the same JSON
+//!   as text; a refusal or a tool error is `isError: true` with a text naming the
+//!   code, the message and every issue, and the same as `structuredContent`
+//!   (`{code, message, issues}`), so a model can correct its input. An unknown
+//!   tool is the JSON-RPC error `-32602`.
+//! - **Confirmation**: consequential and destructive tools ask the app's
+//!   [`ConfirmHandler`](crate::ConfirmHandler), while the call stays open. With
+//!   [`McpServer::confirm_by_elicitation`] the server asks the calling client
+//!   instead (`elicitation/create`); see [`Elicitation`] for when that is safe.
+//!
+//! Over HTTP ([`McpServer::router`], [`McpServer::serve_http`]) the server checks
+//! `Host` and `Origin` (loopback only unless configured), an optional bearer
+//! token, and the body size before parsing, each as a tower layer.
+//!
+//! The server speaks the MCP revisions that open a session with `initialize`
+//! (up to 2025-11-25): sessions are what carry `list_changed` and a server's
+//! elicitation request to the calling client.
+
+mod elicit;
+mod handler;
+mod http;
+mod list;
+mod result;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::{Effect, Toolmark};
+
+pub use elicit::Elicitation;
+pub use handler::McpSession;
+pub use http::HttpOptions;
+pub use result::call_result;
+
+/// Where a session's [`Toolmark`] comes from.
+#[derive(Clone)]
+enum Source {
+    /// One Toolmark for every session.
+    Shared(Toolmark),
+    /// A new Toolmark per session (multi-user servers).
+    PerSession(Arc<dyn Fn() -> Toolmark + Send + Sync>),
+}
+
+/// An MCP server for a [`Toolmark`]: cheap to clone, one per app.
+///
+/// ```no_run
+/// # async fn run(tm: toolmark::Toolmark) -> std::io::Result<()> {
+/// use toolmark::mcp::McpServer;
+///
+/// // An axum app of your own, with MCP at /mcp:
+/// let app: axum::Router = axum::Router::new().nest_service("/mcp", McpServer::new(tm.clone()).router());
+/// // Or standalone on 127.0.0.1:8080 (path /mcp):
+/// McpServer::new(tm).serve_http("127.0.0.1:8080".parse().unwrap()).await
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    pub(crate) config: Arc<Config>,
+}
+
+pub(crate) struct Config {
+    source: Source,
+    /// The shared Toolmark's catalog (one per Toolmark, shared by its sessions).
+    shared_catalog: Option<Arc<list::Catalog>>,
+    pub(crate) elicitation: Option<Elicitation>,
+    pub(crate) page_size: usize,
+    pub(crate) http: HttpOptions,
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) instructions: Option<String>,
+}
+
+impl McpServer {
+    /// A server whose sessions all share `tm` (its scopes, state and queues).
+    pub fn new(tm: Toolmark) -> Self {
+        let catalog = list::Catalog::new(tm.clone());
+        Self::build(Source::Shared(tm), Some(catalog))
+    }
+
+    /// A server that builds a new Toolmark for each session with `factory`, so
+    /// each client has its own scopes, state and pending confirmations.
+    pub fn per_session(factory: impl Fn() -> Toolmark + Send + Sync + 'static) -> Self {
+        Self::build(Source::PerSession(Arc::new(factory)), None)
+    }
+
+    fn build(source: Source, shared_catalog: Option<Arc<list::Catalog>>) -> Self {
+        McpServer {
+            config: Arc::new(Config {
+                source,
+                shared_catalog,
+                elicitation: None,
+                page_size: 100,
+                http: HttpOptions::default(),
+                name: "toolmark".to_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                instructions: None,
+            }),
+        }
+    }
+
+    fn edit(mut self, f: impl FnOnce(&mut Config)) -> Self {
+        match Arc::get_mut(&mut self.config) {
+            Some(c) => f(c),
+            None => {
+                let c = &*self.config;
+                let mut copy = Config {
+                    source: c.source.clone(),
+                    shared_catalog: c.shared_catalog.clone(),
+                    elicitation: c.elicitation.clone(),
+                    page_size: c.page_size,
+                    http: c.http.clone(),
+                    name: c.name.clone(),
+                    version: c.version.clone(),
+                    instructions: c.instructions.clone(),
+                };
+                f(&mut copy);
+                self.config = Arc::new(copy);
+            }
+        }
+        self
+    }
+
+    /// The name and version the server reports to clients (default: `toolmark`
+    /// and this crate's version).
+    #[must_use]
+    pub fn server_info(self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let (name, version) = (name.into(), version.into());
+        self.edit(|c| {
+            c.name = name;
+            c.version = version;
+        })
+    }
+
+    /// Instructions for the model, sent in the `initialize` result.
+    #[must_use]
+    pub fn instructions(self, text: impl Into<String>) -> Self {
+        let text = text.into();
+        self.edit(|c| c.instructions = Some(text))
+    }
+
+    /// Tools per tools/list page (default 100; at least 1). A longer list comes
+    /// in pages linked by `nextCursor`.
+    #[must_use]
+    pub fn page_size(self, n: usize) -> Self {
+        self.edit(|c| c.page_size = n.max(1))
+    }
+
+    /// Ask the calling client to confirm, with `elicitation/create`, instead of
+    /// the app's handler, for the tools `policy` covers. Off by default: see
+    /// [`Elicitation`] for what an elicitation answer is worth.
+    #[must_use]
+    pub fn confirm_by_elicitation(self, policy: Elicitation) -> Self {
+        self.edit(|c| c.elicitation = Some(policy))
+    }
+
+    /// The HTTP checks ([`HttpOptions`]) of [`router`](Self::router) and
+    /// [`serve_http`](Self::serve_http).
+    #[must_use]
+    pub fn http_options(self, options: HttpOptions) -> Self {
+        self.edit(|c| c.http = options)
+    }
+
+    /// A new session's handler (an rmcp [`ServerHandler`](rmcp::ServerHandler)):
+    /// serve it on any rmcp transport, e.g. an in-process duplex in tests.
+    pub fn session(&self) -> McpSession {
+        let catalog = match (&self.config.source, &self.config.shared_catalog) {
+            (Source::Shared(_), Some(c)) => Arc::clone(c),
+            (Source::Shared(tm), None) => list::Catalog::new(tm.clone()),
+            (Source::PerSession(f), _) => list::Catalog::new(f()),
+        };
+        McpSession::new(Arc::clone(&self.config), catalog)
+    }
+
+    /// Serve one session over stdin/stdout until the client disconnects.
+    pub async fn serve_stdio(&self) -> std::io::Result<()> {
+        use rmcp::ServiceExt;
+        let running = self
+            .session()
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(std::io::Error::other)?;
+        running.waiting().await.map_err(std::io::Error::other)?;
+        Ok(())
+    }
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field(
+                "per_session",
+                &matches!(self.config.source, Source::PerSession(_)),
+            )
+            .field("elicitation", &self.config.elicitation)
+            .field("page_size", &self.config.page_size)
+            .field("http", &self.config.http)
+            .finish()
+    }
+}
+
+/// The MCP annotations of an effect.
+pub(crate) fn annotations(effect: Effect, title: Option<&str>) -> rmcp::model::ToolAnnotations {
+    let mut a = match title {
+        Some(t) => rmcp::model::ToolAnnotations::with_title(t),
+        None => rmcp::model::ToolAnnotations::new(),
+    };
+    a = match effect {
+        Effect::Read => a.read_only(true),
+        Effect::Write => a.read_only(false).destructive(false),
+        Effect::Consequential => a.read_only(false).destructive(false).open_world(true),
+        Effect::Destructive => a.read_only(false).destructive(true),
+    };
+    a
+}
