@@ -207,11 +207,23 @@ fn blocking_tool(name: &str, pend_first: bool) -> ToolSpec {
         })
 }
 
-#[tokio::test(start_paused = true)]
+/// The first poll is timed on the real (coarse monotonic) clock, so this test
+/// really blocks its thread, for 60 ms against a 20 ms deadline: the paused clock
+/// cannot stand in for a thread that does not yield.
+#[tokio::test]
 async fn a_result_after_the_deadline_on_the_first_poll_is_cancelled() {
     let tm = tm();
-    tm.register(blocking_tool("b", false), RegisterOptions::default())
-        .unwrap();
+    tm.register(
+        ToolSpec::new("b", "Blocks its thread on the first poll")
+            .effect(Effect::Read)
+            .timeout(Duration::from_millis(20))
+            .handler(|_ctx, _input| async move {
+                std::thread::sleep(Duration::from_millis(60));
+                Ok(json!("done"))
+            }),
+        RegisterOptions::default(),
+    )
+    .unwrap();
     let out = tm.call("b", json!({}), as_inapp()).await;
     assert_eq!(code(&out), Some(RefusalCode::Cancelled), "{out:?}");
 }

@@ -554,6 +554,7 @@ impl Inner {
     }
 
     /// A registered, visible tool.
+    #[inline]
     pub(crate) fn lookup(&self, name: &str) -> Option<Arc<ToolEntry>> {
         let entry = self.read_registry().get(name).cloned()?;
         entry.scope.visible().then_some(entry)

@@ -55,6 +55,7 @@ impl MarkerSlot {
     }
 
     /// Make the marker current until the guard drops (around one poll).
+    #[inline]
     pub(crate) fn enter(&mut self) -> Entered<'_> {
         let pushed = match self.0.take() {
             Some(m) => {
@@ -86,6 +87,7 @@ pub(crate) struct Entered<'s> {
 }
 
 impl Drop for Entered<'_> {
+    #[inline]
     fn drop(&mut self) {
         if self.pushed {
             self.slot.0 = STACK

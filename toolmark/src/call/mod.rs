@@ -369,6 +369,7 @@ impl Inner {
     }
 
     /// Object shape and limits; whether the decode must track unknown fields.
+    #[inline]
     fn check_shape(&self, entry: &ToolEntry, input: &Value) -> Result<bool, Refusal> {
         if !input.is_object() {
             return Err(Refusal::invalid(vec![Issue::new(

@@ -7,6 +7,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::Poll;
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use serde_json::Value;
@@ -48,7 +49,16 @@ impl Inner {
             MarkerSlot::new(RunMarker::new(Some(node), shared.entry().cloned(), secrets));
         let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
         let limit = shared.deadline.limit();
-        let t0 = limit.map(|_| Instant::now());
+        // The first poll is timed on the coarse monotonic clock (a few ns a read,
+        // no lock): reading tokio's clock twice per call cost more than the rest of
+        // the run. It only has to tell a poll that blocked past a deadline of
+        // seconds from one that did not.
+        let t0 = limit.map(|_| coarsetime::Instant::now_without_cache_update());
+        let first_poll_took = |t0: coarsetime::Instant| -> Duration {
+            coarsetime::Instant::now_without_cache_update()
+                .duration_since(t0)
+                .into()
+        };
         // Fast path: a tool that finishes on its first poll needs no timer.
         let first = std::future::poll_fn(|cx| {
             let _entered = marker.enter();
@@ -57,7 +67,7 @@ impl Inner {
         .await;
         if let Poll::Ready(r) = first {
             if let (Some(limit), Some(t0)) = (limit, t0) {
-                if t0.elapsed() >= limit {
+                if first_poll_took(t0) >= limit {
                     return RunEnd::Aborted(Abort::Deadline);
                 }
             }
@@ -67,7 +77,10 @@ impl Inner {
             marker: &mut marker,
             fut: fut.as_mut(),
         };
-        Box::pin(self.run_slow(node, shared, signal, t0, marked)).await
+        // The deadline counts from before the first poll: time a blocking first
+        // poll took counts against it.
+        let started = t0.map(|t0| Instant::now() - first_poll_took(t0));
+        Box::pin(self.run_slow(node, shared, signal, started, marked)).await
     }
 
     async fn run_slow<F>(
@@ -165,6 +178,7 @@ pub(crate) enum RunEnd {
 }
 
 impl RunEnd {
+    #[inline]
     fn from_result(r: Result<Result<Value, ToolError>, Box<dyn Any + Send>>) -> Self {
         match r {
             Ok(done) => RunEnd::Done(done),
