@@ -2,6 +2,7 @@
 //! confirmation changes are scrubbed, and map keys under a sensitive path are secret.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use toolmark::{
@@ -42,6 +43,23 @@ mod alias {
     pub(crate) async fn order_alias(input: Order) -> String {
         format!("ordered {}", input.item)
     }
+}
+
+/// An inline toolmark with `module`'s tools whose handler approves and records each
+/// request it is shown.
+fn approving_and_recording(module: &str) -> (Toolmark, Arc<Mutex<Vec<ConfirmRequest>>>) {
+    let shown = Arc::new(Mutex::new(Vec::new()));
+    let seen = shown.clone();
+    let tm = Toolmark::builder()
+        .confirm_handler(move |req: ConfirmRequest| {
+            seen.lock().unwrap().push(req);
+            async { Decision::approve() }
+        })
+        .build()
+        .unwrap();
+    tm.register_collected_where(|c| c.module_path == module)
+        .unwrap();
+    (tm, shown)
 }
 
 fn everything_observed(tm: &Toolmark, out: &toolmark::Outcome) -> Vec<(&'static str, String)> {
@@ -112,17 +130,7 @@ async fn an_alias_key_is_refused_at_every_depth_even_when_unknown_fields_are_all
 
 #[tokio::test]
 async fn an_inline_confirm_request_never_sees_an_aliased_secret() {
-    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::<ConfirmRequest>::new()));
-    let seen = shown.clone();
-    let tm = Toolmark::builder()
-        .confirm_handler(move |req: ConfirmRequest| {
-            seen.lock().unwrap().push(req);
-            async { Decision::approve() }
-        })
-        .build()
-        .unwrap();
-    tm.register_collected_where(|c| c.module_path == alias::MODULE)
-        .unwrap();
+    let (tm, shown) = approving_and_recording(alias::MODULE);
     let out = tm
         .call(
             "pay_alias",
@@ -255,17 +263,7 @@ mod changes {
 
 #[tokio::test]
 async fn ctx_confirm_changes_are_redacted_by_pointer_paths_and_scrubbed_of_secrets() {
-    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::<ConfirmRequest>::new()));
-    let seen = shown.clone();
-    let tm = Toolmark::builder()
-        .confirm_handler(move |req: ConfirmRequest| {
-            seen.lock().unwrap().push(req);
-            async { Decision::approve() }
-        })
-        .build()
-        .unwrap();
-    tm.register_collected_where(|c| c.module_path == changes::MODULE)
-        .unwrap();
+    let (tm, shown) = approving_and_recording(changes::MODULE);
     let out = tm
         .call(
             "update_wallet",
