@@ -249,6 +249,22 @@ pub(crate) fn call(name: &str, args: Value) -> CallToolRequestParams {
     }
 }
 
+/// `pay.send` (the guarded tool with the sensitive `card`) as `client` calls it.
+pub(crate) async fn pay(
+    client: &RunningService<RoleClient, Client>,
+    to: &str,
+    amount: u64,
+    card: &str,
+) -> rmcp::model::CallToolResult {
+    client
+        .call_tool(call(
+            "pay.send",
+            json!({"to": to, "amount": amount, "card": card}),
+        ))
+        .await
+        .unwrap()
+}
+
 /// The whole result as the client received it, as JSON.
 pub(crate) fn wire(r: &CallToolResult) -> Value {
     let mut v = serde_json::to_value(r).unwrap();

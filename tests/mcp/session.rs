@@ -173,34 +173,16 @@ async fn consequential_calls_ask_the_apps_handler_inline() {
     let log = Log::default();
     let server = McpServer::new(approving_app(&log));
     let client = connect(&server, Client::default()).await;
-    let r = client
-        .call_tool(call(
-            "pay.send",
-            json!({"to": "ada", "amount": 5, "card": SECRET}),
-        ))
-        .await
-        .unwrap();
+    let r = pay(&client, "ada", 5, SECRET).await;
     assert_eq!(r.structured_content, Some(json!({"paid": 5})));
-    let r = client
-        .call_tool(call(
-            "pay.send",
-            json!({"to": "nobody", "amount": 5, "card": SECRET}),
-        ))
-        .await
-        .unwrap();
+    let r = pay(&client, "nobody", 5, SECRET).await;
     assert_eq!(r.is_error, Some(true));
     assert_eq!(
         r.structured_content.clone().unwrap(),
         json!({"code": "rejected", "message": "not to nobody", "issues": []})
     );
     // A tool error quoting the secret reaches the client scrubbed.
-    let r = client
-        .call_tool(call(
-            "pay.send",
-            json!({"to": "echo", "amount": 1, "card": SECRET}),
-        ))
-        .await
-        .unwrap();
+    let r = pay(&client, "echo", 1, SECRET).await;
     assert!(!wire(&r).to_string().contains(SECRET), "{}", wire(&r));
     assert_eq!(
         log.get(),
@@ -228,13 +210,7 @@ async fn without_a_confirm_path_guarded_tools_are_hidden_and_not_allowed() {
         .map(|t| t.name.into_owned())
         .collect();
     assert!(!names.iter().any(|n| n == "pay.send" || n == "notes.purge"));
-    let r = client
-        .call_tool(call(
-            "pay.send",
-            json!({"to": "a", "amount": 1, "card": "x"}),
-        ))
-        .await
-        .unwrap();
+    let r = pay(&client, "a", 1, "x").await;
     assert_eq!(r.structured_content.unwrap()["code"], "not_allowed");
     assert!(log.get().is_empty());
     client.cancel().await.unwrap();
@@ -375,13 +351,7 @@ async fn elicitation_accept_approves_and_the_message_is_redacted() {
     };
     let asked = c.asked.clone();
     let client = connect(&server, c).await;
-    let r = client
-        .call_tool(call(
-            "pay.send",
-            json!({"to": "ada", "amount": 9, "card": SECRET}),
-        ))
-        .await
-        .unwrap();
+    let r = pay(&client, "ada", 9, SECRET).await;
     assert_eq!(r.structured_content, Some(json!({"paid": 9})));
     let asked = asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1);
@@ -404,13 +374,7 @@ async fn elicitation_decline_rejects_with_the_reason() {
         ..Client::default()
     };
     let client = connect(&server, c).await;
-    let r = client
-        .call_tool(call(
-            "pay.send",
-            json!({"to": "ada", "amount": 9, "card": SECRET}),
-        ))
-        .await
-        .unwrap();
+    let r = pay(&client, "ada", 9, SECRET).await;
     let s = r.structured_content.unwrap();
     assert_eq!(s["code"], "rejected");
     assert!(s["message"].as_str().unwrap().contains("declined"));
@@ -421,13 +385,7 @@ async fn elicitation_decline_rejects_with_the_reason() {
         ..Client::default()
     };
     let client2 = connect(&server, c).await;
-    let r = client2
-        .call_tool(call(
-            "pay.send",
-            json!({"to": "ada", "amount": 9, "card": SECRET}),
-        ))
-        .await
-        .unwrap();
+    let r = pay(&client2, "ada", 9, SECRET).await;
     assert_eq!(r.structured_content.unwrap()["code"], "rejected");
     assert!(log.get().is_empty());
     client.cancel().await.unwrap();
@@ -441,13 +399,7 @@ async fn a_client_without_elicitation_falls_back_to_the_apps_handler() {
     let c = Client::default();
     let asked = c.asked.clone();
     let client = connect(&server, c).await;
-    let r = client
-        .call_tool(call(
-            "pay.send",
-            json!({"to": "ada", "amount": 2, "card": SECRET}),
-        ))
-        .await
-        .unwrap();
+    let r = pay(&client, "ada", 2, SECRET).await;
     assert_eq!(r.structured_content, Some(json!({"paid": 2})));
     assert!(asked.lock().unwrap().is_empty());
     assert_eq!(log.get(), ["app asked: Pay 2 to ada", "paid 2 to ada"]);
@@ -485,13 +437,7 @@ async fn destructive_tools_are_elicited_only_when_the_app_says_so() {
         c(),
     )
     .await;
-    client3
-        .call_tool(call(
-            "pay.send",
-            json!({"to": "a", "amount": 1, "card": "x"}),
-        ))
-        .await
-        .unwrap();
+    pay(&client3, "a", 1, "x").await;
     assert_eq!(log3.get(), ["app asked: Pay 1 to a", "paid 1 to a"]);
     for c in [client, client2, client3] {
         c.cancel().await.unwrap();
