@@ -25,6 +25,9 @@ use crate::sensitive::Matcher;
 use crate::toolmark::Inner;
 use crate::{Outcome, RefusalCode, ToolError};
 
+/// More than the coarse monotonic clock's tick (a few ms on Linux).
+const COARSE_TICK: Duration = Duration::from_millis(10);
+
 impl Inner {
     /// Run `fut` under the call's deadline, the caller's signal, disposal and
     /// shutdown; an aborted run gets the abort grace, then is abandoned (dropped).
@@ -54,10 +57,11 @@ impl Inner {
         // the run. It only has to tell a poll that blocked past a deadline of
         // seconds from one that did not.
         let t0 = limit.map(|_| coarsetime::Instant::now_without_cache_update());
+        // The coarse clock ticks every few ms, so a poll of a microsecond can read as
+        // one tick: less than `COARSE_TICK` counts as no time at all.
         let first_poll_took = |t0: coarsetime::Instant| -> Duration {
-            coarsetime::Instant::now_without_cache_update()
-                .duration_since(t0)
-                .into()
+            Duration::from(coarsetime::Instant::now_without_cache_update().duration_since(t0))
+                .saturating_sub(COARSE_TICK)
         };
         // Fast path: a tool that finishes on its first poll needs no timer.
         let first = std::future::poll_fn(|cx| {
