@@ -338,10 +338,11 @@ fn sync_tool(
     ToolSpec::new(name, "Blocks until released")
         .effect(Effect::Read)
         .timeout(Duration::from_secs(1))
-        .handler(move |_ctx, _input| {
+        .handler(move |ctx, _input| {
             let release = Arc::clone(&release);
             async move {
-                toolmark::__private::run_blocking(move || {
+                let run = toolmark::__private::sync_run(&ctx);
+                toolmark::__private::run_blocking(run, move || {
                     let _ = release.lock().unwrap().recv();
                 })
                 .await;
@@ -532,8 +533,9 @@ fn child_panic_hook() {
         )
         .unwrap();
         tm.register(
-            ToolSpec::typed("sync_pay", "Pay", |_ctx, p: Pay| async move {
-                toolmark::__private::run_blocking(move || -> () {
+            ToolSpec::typed("sync_pay", "Pay", |ctx, p: Pay| async move {
+                let run = toolmark::__private::sync_run(&ctx);
+                toolmark::__private::run_blocking(run, move || -> () {
                     panic!("sync cvc {} rejected", p.cvc);
                 })
                 .await;

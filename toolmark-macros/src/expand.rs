@@ -57,10 +57,12 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
             _ => None,
         })
         .collect();
-    let uses_context = tool
-        .params
-        .iter()
-        .any(|r| matches!(r, Role::Context | Role::State(_)));
+    // A sync tool's thread takes its accounting from the run's context.
+    let uses_context = !tool.is_async
+        || tool
+            .params
+            .iter()
+            .any(|r| matches!(r, Role::Context | Role::State(_)));
     let name = &tool.name;
     let scope = &tool.scope;
     let effect = format_ident!(
@@ -357,7 +359,7 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
     let call = if tool.is_async {
         quote!(#fn_ident(#(#call_args),*).await)
     } else {
-        quote!(#p::run_blocking(move || #fn_ident(#(#call_args),*)).await)
+        quote!(#p::run_blocking(__toolmark_sync, move || #fn_ident(#(#call_args),*)).await)
     };
     let unit = matches!(&*tool.output.ty, syn::Type::Tuple(t) if t.elems.is_empty())
         && tool.output.result.is_none();
@@ -389,9 +391,16 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
     } else {
         quote!((#output)(#call))
     };
+    // Taken before the context is moved into the fn or released.
+    let sync_run = if tool.is_async {
+        TokenStream::new()
+    } else {
+        quote!(let __toolmark_sync = #p::sync_run(&__toolmark_ctx);)
+    };
     let body = quote! {
         #take
         #(#states)*
+        #sync_run
         #release_ctx
         #finish
     };

@@ -555,6 +555,7 @@ impl Inner {
 
     /// A registered, visible tool.
     #[inline]
+    #[inline(always)]
     pub(crate) fn lookup(&self, name: &str) -> Option<Arc<ToolEntry>> {
         let entry = self.read_registry().get(name).cloned()?;
         entry.scope.visible().then_some(entry)
@@ -765,17 +766,21 @@ impl Inner {
 
     /// Whether anyone could observe an event: a subscriber, or a `tracing`
     /// subscriber at any level (both are single atomic loads).
+    #[inline]
     pub(crate) fn wants_events(&self) -> bool {
         self.event_subscribers.load(Ordering::Acquire) > 0
             || tracing::level_enabled!(tracing::Level::ERROR)
     }
 
     /// Emit an event (built only when someone listens).
+    #[inline]
     pub(crate) fn emit(&self, make: impl FnOnce() -> Event) {
-        if !self.wants_events() {
-            return;
+        if self.wants_events() {
+            self.emit_now(make());
         }
-        let event = make();
+    }
+
+    fn emit_now(&self, event: Event) {
         if event.is_development() && !self.config.dev_events {
             return;
         }

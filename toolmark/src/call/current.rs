@@ -1,96 +1,140 @@
 //! The run being polled on this thread ("current run" marker), and the scrubbing
 //! panic hook that reads it.
 //!
-//! A run sets the marker around each poll of its future (a thread-local pointer, no
-//! allocation), so code running inside a tool can tell which run it belongs to:
-//! the panic hook scrubs the run's secrets from a panic message, a nested
-//! `tm.call` into a scope whose slot an enclosing run holds is refused at once, and
-//! a sync tool's thread inherits the run's secrets and abandonment accounting.
+//! A run sets its marker around each poll of its future (the scope it holds, in
+//! thread-local cells; its secrets, only when it has some), so code running inside
+//! a tool can tell which runs it is inside: the panic hook scrubs the run's
+//! secrets from a panic message, and a nested `tm.call` into a scope whose slot an
+//! enclosing run holds is refused at once. A sync tool's thread inherits the
+//! run's secrets, and its abandonment accounting from the run's context.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::{Arc, Once};
 
 use crate::scope::ScopeNode;
 use crate::sensitive::scrub;
 use crate::toolmark::Inner;
-use crate::tools::registry::ToolEntry;
 
-/// What a run exposes to code polled inside it. Built once per run and moved into
-/// the thread's stack of current runs around each poll (no clone per poll).
+/// How many nested runs one thread tracks without allocating (deeper ones spill
+/// into a vector).
+const INLINE_DEPTH: usize = 16;
+
+/// The scopes whose queue slots the runs polled on this thread hold, innermost
+/// last. Plain cells and no destructor: entering a run is a few stores, with no
+/// lazy registration and no borrow flag on the hot path.
+struct ScopeStack {
+    depth: Cell<usize>,
+    addrs: [Cell<usize>; INLINE_DEPTH],
+}
+
+thread_local! {
+    static SCOPES: ScopeStack = const {
+        ScopeStack {
+            depth: Cell::new(0),
+            addrs: [const { Cell::new(0) }; INLINE_DEPTH],
+        }
+    };
+    /// Scope addresses beyond `INLINE_DEPTH`.
+    static DEEP: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// The secrets of the runs (with sensitive values) polled on this thread,
+    /// innermost last: only runs that have secrets push here.
+    static SECRETS: RefCell<Vec<Arc<[String]>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// What a run exposes to code polled inside it: the scope whose queue slot it
+/// holds and, for a tool with sensitive paths, its secret values. Kept by the run
+/// between polls and made current around each poll (no clone per poll).
 pub(crate) struct RunMarker {
     /// The address of the scope whose queue slot the run holds (0: none, a sync
     /// tool's thread). Only compared, never dereferenced.
     scope: usize,
-    /// The tool (for a sync tool's thread: its toolmark and name).
-    entry: Option<Arc<ToolEntry>>,
     /// The run's secret values, when its tool has sensitive paths and the panic
-    /// hook is on.
+    /// hook is on (moved to the thread's stack while the run is polled).
     secrets: Option<Arc<[String]>>,
 }
 
-thread_local! {
-    static STACK: RefCell<Vec<RunMarker>> = const { RefCell::new(Vec::new()) };
-}
-
 impl RunMarker {
-    pub(crate) fn new(
-        scope: Option<&ScopeNode>,
-        entry: Option<Arc<ToolEntry>>,
-        secrets: Option<Arc<[String]>>,
-    ) -> Self {
+    #[inline]
+    pub(crate) fn new(scope: Option<&ScopeNode>, secrets: Option<Arc<[String]>>) -> Self {
         RunMarker {
             scope: scope.map_or(0, |s| std::ptr::from_ref(s) as usize),
-            entry,
             secrets,
         }
-    }
-}
-
-/// A run's marker, kept by the run between polls.
-pub(crate) struct MarkerSlot(Option<RunMarker>);
-
-impl MarkerSlot {
-    pub(crate) fn new(marker: RunMarker) -> Self {
-        MarkerSlot(Some(marker))
     }
 
     /// Make the marker current until the guard drops (around one poll).
     #[inline]
     pub(crate) fn enter(&mut self) -> Entered<'_> {
-        let pushed = match self.0.take() {
-            Some(m) => {
-                let mut m = Some(m);
-                let ok = STACK
-                    .try_with(|s| {
-                        if let Ok(mut s) = s.try_borrow_mut() {
-                            s.extend(m.take());
-                        }
-                    })
-                    .is_ok();
-                if m.is_some() {
-                    self.0 = m;
-                    false
-                } else {
-                    ok
-                }
-            }
-            None => false,
+        let depth = if self.scope == 0 {
+            None
+        } else {
+            SCOPES
+                .try_with(|s| {
+                    let d = s.depth.get();
+                    match s.addrs.get(d) {
+                        Some(slot) => slot.set(self.scope),
+                        None => push_deep(self.scope),
+                    }
+                    s.depth.set(d + 1);
+                    d
+                })
+                .ok()
         };
-        Entered { slot: self, pushed }
+        let secrets = self.secrets.is_some() && push_secrets(&mut self.secrets);
+        Entered {
+            marker: self,
+            depth,
+            secrets,
+        }
     }
 }
 
+#[cold]
+fn push_deep(addr: usize) {
+    let _ = DEEP.try_with(|d| {
+        if let Ok(mut d) = d.try_borrow_mut() {
+            d.push(addr);
+        }
+    });
+}
+
+/// Move `secrets` onto the thread's stack; `false` (and `secrets` kept) when the
+/// stack cannot be reached.
+fn push_secrets(secrets: &mut Option<Arc<[String]>>) -> bool {
+    SECRETS
+        .try_with(|s| match s.try_borrow_mut() {
+            Ok(mut s) => {
+                s.extend(secrets.take());
+                true
+            }
+            Err(_) => false,
+        })
+        .unwrap_or(false)
+}
+
 /// Takes the marker back when dropped.
-pub(crate) struct Entered<'s> {
-    slot: &'s mut MarkerSlot,
-    pushed: bool,
+pub(crate) struct Entered<'m> {
+    marker: &'m mut RunMarker,
+    /// The thread's depth before this run was entered (`None`: not pushed).
+    depth: Option<usize>,
+    secrets: bool,
 }
 
 impl Drop for Entered<'_> {
     #[inline]
     fn drop(&mut self) {
-        if self.pushed {
-            self.slot.0 = STACK
+        if let Some(d) = self.depth {
+            let _ = SCOPES.try_with(|s| s.depth.set(d));
+            if d >= INLINE_DEPTH {
+                let _ = DEEP.try_with(|v| {
+                    if let Ok(mut v) = v.try_borrow_mut() {
+                        v.truncate(d - INLINE_DEPTH);
+                    }
+                });
+            }
+        }
+        if self.secrets {
+            self.marker.secrets = SECRETS
                 .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop()))
                 .ok()
                 .flatten();
@@ -98,19 +142,30 @@ impl Drop for Entered<'_> {
     }
 }
 
-/// Calls `f` with the markers of the runs polled on this thread, innermost last
-/// (the default when the stack cannot be read).
-fn with_stack<R: Default>(f: impl FnOnce(&[RunMarker]) -> R) -> R {
-    STACK
-        .try_with(|s| s.try_borrow().map(|s| f(&s)).unwrap_or_default())
-        .unwrap_or_default()
-}
-
 /// Is a run holding `node`'s queue slot polled on this thread (this run or an
 /// enclosing one)?
 pub(crate) fn holds_slot(node: &ScopeNode) -> bool {
     let addr = std::ptr::from_ref(node) as usize;
-    with_stack(|s| s.iter().any(|m| m.scope == addr))
+    let (found, depth) = SCOPES
+        .try_with(|s| {
+            let d = s.depth.get();
+            let n = d.min(INLINE_DEPTH);
+            (s.addrs[..n].iter().any(|c| c.get() == addr), d)
+        })
+        .unwrap_or((false, 0));
+    found
+        || (depth > INLINE_DEPTH
+            && DEEP
+                .try_with(|v| v.try_borrow().is_ok_and(|v| v.contains(&addr)))
+                .unwrap_or(false))
+}
+
+/// The secrets of the innermost run with secrets polled on this thread.
+fn current_secrets() -> Option<Arc<[String]>> {
+    SECRETS
+        .try_with(|s| s.try_borrow().ok().and_then(|s| s.last().cloned()))
+        .ok()
+        .flatten()
 }
 
 static HOOK: Once = Once::new();
@@ -127,10 +182,9 @@ pub(crate) fn install_panic_hook() {
     HOOK.call_once(|| {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let scrubbed = with_stack(|s| {
-                let secrets = s.iter().rev().find_map(|m| m.secrets.as_deref())?;
+            let scrubbed = current_secrets().and_then(|secrets| {
                 let msg = panic_text(info.payload())?;
-                let clean = scrub(msg, secrets);
+                let clean = scrub(msg, &secrets);
                 (clean != msg).then_some(clean)
             });
             match scrubbed {
@@ -165,15 +219,13 @@ pub(crate) struct SyncInherit {
     pub(crate) tool: Option<Arc<str>>,
 }
 
-/// Snapshot of the current run for a sync tool's thread.
-pub(crate) fn sync_inherit() -> SyncInherit {
-    with_stack(|s| {
-        let secrets = s.iter().rev().find_map(|m| m.secrets.clone());
-        let entry = s.last().and_then(|m| m.entry.as_ref());
-        SyncInherit {
-            secrets,
-            inner: entry.map(|e| e.inner.clone()),
-            tool: entry.map(|e| Arc::clone(&e.name)),
-        }
-    })
+/// Snapshot, for a sync tool's thread, of the run `ctx` belongs to (its tool and
+/// toolmark) and of the secrets of the run polled now.
+pub(crate) fn sync_inherit(ctx: &crate::ToolContext) -> SyncInherit {
+    let entry = ctx.call.entry();
+    SyncInherit {
+        secrets: current_secrets(),
+        inner: entry.map(|e| e.inner.clone()),
+        tool: entry.map(|e| Arc::clone(&e.name)),
+    }
 }

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tokio::time::Instant;
 
 use super::context::CallShared;
-use super::current::{MarkerSlot, RunMarker};
+use super::current::RunMarker;
 use super::sync_run::SyncBusy;
 use super::{scrub_error, scrub_output};
 use crate::event::Event;
@@ -27,6 +27,8 @@ use crate::{Outcome, RefusalCode, ToolError};
 
 /// More than the coarse monotonic clock's tick (a few ms on Linux).
 const COARSE_TICK: Duration = Duration::from_millis(10);
+/// `COARSE_TICK` in the coarse clock's ticks (2^32 a second).
+const COARSE_TICK_TICKS: u64 = (1 << 32) / 100;
 
 impl Inner {
     /// Run `fut` under the call's deadline, the caller's signal, disposal and
@@ -48,20 +50,21 @@ impl Inner {
         F: Future<Output = Result<Value, ToolError>> + Send,
     {
         let secrets = secrets.filter(|_| self.config.scrub_panics).cloned();
-        let mut marker =
-            MarkerSlot::new(RunMarker::new(Some(node), shared.entry().cloned(), secrets));
+        let mut marker = RunMarker::new(Some(node), secrets);
         let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
         let limit = shared.deadline.limit();
         // The first poll is timed on the coarse monotonic clock (a few ns a read,
         // no lock): reading tokio's clock twice per call cost more than the rest of
         // the run. It only has to tell a poll that blocked past a deadline of
         // seconds from one that did not.
-        let t0 = limit.map(|_| coarsetime::Instant::now_without_cache_update());
+        let t0 = limit.map(|_| coarsetime::Instant::now_without_cache_update().as_ticks());
         // The coarse clock ticks every few ms, so a poll of a microsecond can read as
         // one tick: less than `COARSE_TICK` counts as no time at all.
-        let first_poll_took = |t0: coarsetime::Instant| -> Duration {
-            Duration::from(coarsetime::Instant::now_without_cache_update().duration_since(t0))
-                .saturating_sub(COARSE_TICK)
+        let first_poll_took = |t0: u64| -> Duration {
+            let ticks = coarsetime::Instant::now_without_cache_update()
+                .as_ticks()
+                .saturating_sub(t0);
+            Duration::from(coarsetime::Duration::from_ticks(ticks)).saturating_sub(COARSE_TICK)
         };
         // Fast path: a tool that finishes on its first poll needs no timer.
         let first = std::future::poll_fn(|cx| {
@@ -71,7 +74,12 @@ impl Inner {
         .await;
         if let Poll::Ready(r) = first {
             if let (Some(limit), Some(t0)) = (limit, t0) {
-                if first_poll_took(t0) >= limit {
+                // Compared in ticks: the conversion is paid only by a poll that
+                // took longer than a tick.
+                let ticks = coarsetime::Instant::now_without_cache_update()
+                    .as_ticks()
+                    .saturating_sub(t0);
+                if (ticks > COARSE_TICK_TICKS || limit.is_zero()) && first_poll_took(t0) >= limit {
                     return RunEnd::Aborted(Abort::Deadline);
                 }
             }
@@ -145,7 +153,7 @@ impl Inner {
 
 /// A run's future with its marker made current around each poll.
 struct Marked<'m, F> {
-    marker: &'m mut MarkerSlot,
+    marker: &'m mut RunMarker,
     fut: std::pin::Pin<&'m mut F>,
 }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use super::current::{sync_inherit, MarkerSlot, RunMarker};
+use super::current::{RunMarker, SyncInherit};
 use crate::event::Event;
 use crate::sync::lock;
 
@@ -32,12 +32,12 @@ const ABANDONED: u8 = 2;
 
 /// Run `f` on a worker thread; the future resolves to its result (a panic in `f`
 /// is resumed on the awaiting task, where the runner turns it into an `error`).
-pub(crate) fn run_blocking<F, R>(f: F) -> impl Future<Output = R> + Send
+/// `inherit`: what the thread takes from the run (`current::sync_inherit`).
+pub(crate) fn run_blocking<F, R>(inherit: SyncInherit, f: F) -> impl Future<Output = R> + Send
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let inherit = sync_inherit();
     let inner = inherit.inner.as_ref().and_then(std::sync::Weak::upgrade);
     let counter = inner.as_ref().map(|i| Arc::clone(&i.sync_abandoned));
     if let (Some(inner), Some(counter)) = (&inner, &counter) {
@@ -60,7 +60,7 @@ where
         let secrets = inherit.secrets.clone();
         Box::new(move || {
             let _rt = handle.as_ref().map(tokio::runtime::Handle::enter);
-            let mut marker = MarkerSlot::new(RunMarker::new(None, None, secrets));
+            let mut marker = RunMarker::new(None, secrets);
             let r = {
                 let _entered = marker.enter();
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))

@@ -208,15 +208,24 @@ pub fn state<T: Send + Sync + 'static>(ctx: &ToolContext) -> Result<State<T>, To
     })
 }
 
+/// What a sync tool's thread takes from its run (taken before the context is
+/// moved into the tool fn or released).
+pub struct SyncRun(crate::call::current::SyncInherit);
+
+/// Snapshot of the run `ctx` belongs to, for [`run_blocking`].
+pub fn sync_run(ctx: &ToolContext) -> SyncRun {
+    SyncRun(crate::call::current::sync_inherit(ctx))
+}
+
 /// Run a sync tool fn on a thread of its own (never one the runtime waits for at
 /// shutdown). A panic in it is resumed on the awaiting task, where the runtime
 /// turns it into an `error` outcome.
-pub fn run_blocking<F, R>(f: F) -> impl Future<Output = R> + Send
+pub fn run_blocking<F, R>(run: SyncRun, f: F) -> impl Future<Output = R> + Send
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    crate::call::sync_run::run_blocking(f)
+    crate::call::sync_run::run_blocking(run.0, f)
 }
 
 /// Compile-time check of sensitive paths: `Option` is transparent.
