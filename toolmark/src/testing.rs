@@ -114,6 +114,7 @@ impl TestContext {
                 input: Value::Null,
                 deadline: Deadline::new(None),
                 progress: None,
+                reach: Default::default(),
             }),
         }
     }
