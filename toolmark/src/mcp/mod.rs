@@ -43,6 +43,7 @@
 //! (up to 2025-11-25): sessions are what carry `list_changed` and a server's
 //! elicitation request to the calling client.
 
+mod client;
 mod elicit;
 mod handler;
 mod http;
@@ -52,7 +53,7 @@ mod result;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::{Effect, Toolmark};
+use crate::{Effect, LogLevel, Toolmark};
 
 pub use elicit::Elicitation;
 pub use handler::McpSession;
@@ -95,6 +96,8 @@ pub(crate) struct Config {
     pub(crate) name: String,
     pub(crate) version: String,
     pub(crate) instructions: Option<String>,
+    /// A session's log level until its client sends `logging/setLevel`.
+    pub(crate) log_level: LogLevel,
 }
 
 impl McpServer {
@@ -121,6 +124,7 @@ impl McpServer {
                 name: "toolmark".to_owned(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 instructions: None,
+                log_level: LogLevel::Debug,
             }),
         }
     }
@@ -139,6 +143,7 @@ impl McpServer {
                     name: c.name.clone(),
                     version: c.version.clone(),
                     instructions: c.instructions.clone(),
+                    log_level: c.log_level,
                 };
                 f(&mut copy);
                 self.config = Arc::new(copy);
@@ -170,6 +175,14 @@ impl McpServer {
     #[must_use]
     pub fn page_size(self, n: usize) -> Self {
         self.edit(|c| c.page_size = n.max(1))
+    }
+
+    /// The level of [`ToolContext::log`](crate::ToolContext::log) messages a
+    /// session gets until its client sends `logging/setLevel` (default
+    /// [`LogLevel::Debug`]: every message, as the official TypeScript SDK does).
+    #[must_use]
+    pub fn log_level(self, level: LogLevel) -> Self {
+        self.edit(|c| c.log_level = level)
     }
 
     /// Ask the calling client to confirm, with `elicitation/create`, instead of
