@@ -11,8 +11,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::client::{
-    CallerClient, ClientError, ElicitRequest, Elicited, LogFn, LogLevel, LogMessage,
-    SampleRequest, Sampled,
+    CallerClient, ClientError, ElicitRequest, Elicited, LogFn, LogLevel, LogMessage, SampleRequest,
+    Sampled,
 };
 use crate::sensitive::scrub;
 use crate::sync::lock;

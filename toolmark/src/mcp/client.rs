@@ -147,9 +147,11 @@ async fn forward(
                 peer.notify_progress(note).await
             }
             Note::Log(m) => {
-                let param =
-                    LoggingMessageNotificationParam::new(to_rmcp(m.level), Value::String(m.message))
-                        .with_logger(m.tool);
+                let param = LoggingMessageNotificationParam::new(
+                    to_rmcp(m.level),
+                    Value::String(m.message),
+                )
+                .with_logger(m.tool);
                 peer.notify_logging_message(param).await
             }
         };
