@@ -201,7 +201,6 @@ pub(crate) struct Client {
     pub(crate) list_changed: Arc<AtomicUsize>,
     pub(crate) progress: Arc<Mutex<Vec<ProgressSeen>>>,
     pub(crate) asked: Arc<Mutex<Vec<String>>>,
-    pub(crate) changed: Arc<tokio::sync::Notify>,
 }
 
 impl ClientHandler for Client {
@@ -283,7 +282,6 @@ impl ClientHandler for Client {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.fetch_add(1, Ordering::SeqCst);
-        self.changed.notify_one();
     }
 
     async fn on_progress(
