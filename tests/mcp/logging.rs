@@ -155,9 +155,12 @@ async fn a_secret_in_a_log_message_is_scrubbed() {
     client.cancel().await.unwrap();
 }
 
-/// Tracing events as (target, level, message, fields).
+/// A tracing event: (target, level, message, fields).
+type Seen = (String, tracing::Level, String, Vec<(String, String)>);
+
+/// The tracing events seen.
 #[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<(String, tracing::Level, String, Vec<(String, String)>)>>>);
+struct Events(Arc<Mutex<Vec<Seen>>>);
 
 struct Visit<'a>(&'a mut String, &'a mut Vec<(String, String)>);
 

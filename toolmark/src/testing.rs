@@ -114,7 +114,7 @@ impl TestContext {
                 input: Value::Null,
                 deadline: Deadline::new(None),
                 progress: None,
-                reach: Default::default(),
+                reach: None,
             }),
         }
     }

@@ -283,10 +283,15 @@ pub(crate) struct CallShared {
     pub(crate) input: Value,
     pub(crate) deadline: Deadline,
     pub(crate) progress: Option<ProgressFn>,
-    pub(crate) reach: Reach,
+    /// Boxed behind one pointer: most calls have none, and a run's state stays small.
+    pub(crate) reach: Option<Arc<Reach>>,
 }
 
 impl CallShared {
+    fn client(&self) -> Option<Arc<dyn CallerClient>> {
+        self.reach.as_ref().and_then(|r| r.client.clone())
+    }
+
     /// The call's sensitive values, to scrub what a run sends out (none for a
     /// tool without sensitive paths).
     pub(crate) fn secrets(&self) -> Vec<String> {
@@ -354,7 +359,7 @@ impl ToolContext {
                     input: Value::Null,
                     deadline: Deadline::new(None),
                     progress: None,
-                    reach: Reach::default(),
+                    reach: None,
                 }),
             })
             .clone()
@@ -422,7 +427,7 @@ impl ToolContext {
             scrub(&message, &secrets)
         };
         let tool = self.call.tool();
-        match &self.call.reach.log {
+        match self.call.reach.as_ref().and_then(|r| r.log.as_ref()) {
             Some(sink) => sink(LogMessage {
                 tool: tool.to_owned(),
                 level,
@@ -464,7 +469,7 @@ impl ToolContext {
         message: impl Into<String>,
         schema: Value,
     ) -> Result<Elicited, ClientError> {
-        let Some(client) = self.call.reach.client.clone() else {
+        let Some(client) = self.call.client() else {
             return Err(ClientError::no_client("elicitation"));
         };
         let secrets = self.call.secrets();
@@ -499,7 +504,7 @@ impl ToolContext {
     /// }
     /// ```
     pub async fn sample(&self, request: impl Into<SampleRequest>) -> Result<Sampled, ClientError> {
-        let Some(client) = self.call.reach.client.clone() else {
+        let Some(client) = self.call.client() else {
             return Err(ClientError::no_client("sampling"));
         };
         let mut request = request.into();

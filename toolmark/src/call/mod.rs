@@ -67,7 +67,7 @@ pub struct CallOptions {
     pub(crate) nested: bool,
     pub(crate) confirm: Option<Arc<dyn ConfirmHandler>>,
     /// The log sink and the client to ask.
-    pub(crate) reach: Reach,
+    pub(crate) reach: Option<Arc<Reach>>,
 }
 
 impl CallOptions {
@@ -79,7 +79,7 @@ impl CallOptions {
             progress: None,
             nested: false,
             confirm: None,
-            reach: Reach::default(),
+            reach: None,
         }
     }
 
@@ -116,7 +116,7 @@ impl CallOptions {
     /// [`ToolContext::call`] logs to the same sink.
     #[must_use]
     pub fn on_log(mut self, f: impl Fn(LogMessage) + Send + Sync + 'static) -> Self {
-        self.reach.log = Some(Arc::new(f));
+        Arc::make_mut(self.reach.get_or_insert_with(Arc::default)).log = Some(Arc::new(f));
         self
     }
 
@@ -127,7 +127,7 @@ impl CallOptions {
     /// [`ToolContext::call`] asks the same client.
     #[must_use]
     pub fn client(mut self, client: impl CallerClient) -> Self {
-        self.reach.client = Some(Arc::new(client));
+        Arc::make_mut(self.reach.get_or_insert_with(Arc::default)).client = Some(Arc::new(client));
         self
     }
 
@@ -143,8 +143,14 @@ impl fmt::Debug for CallOptions {
             .field("caller", &self.caller)
             .field("signal", &self.signal.is_some())
             .field("confirm_handler", &self.confirm.is_some())
-            .field("log_sink", &self.reach.log.is_some())
-            .field("client", &self.reach.client.is_some())
+            .field(
+                "log_sink",
+                &self.reach.as_ref().is_some_and(|r| r.log.is_some()),
+            )
+            .field(
+                "client",
+                &self.reach.as_ref().is_some_and(|r| r.client.is_some()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -554,7 +560,7 @@ impl Inner {
         caller: Caller,
         signal: Option<&CancellationToken>,
         progress: Option<ProgressFn>,
-        reach: Reach,
+        reach: Option<Arc<Reach>>,
         input: Value,
     ) -> Held {
         let limit = match signal {
@@ -589,14 +595,7 @@ impl Inner {
         decoded: Decoded,
     ) -> Outcome {
         let run = Arc::clone(&entry.run);
-        let held = self.hold(
-            entry,
-            caller,
-            signal.as_ref(),
-            progress,
-            Reach::default(),
-            input,
-        );
+        let held = self.hold(entry, caller, signal.as_ref(), progress, None, input);
         let fut = run(held.ctx(), decoded);
         self.run_call(held.get(), fut, signal.as_ref(), false).await
     }

@@ -30,6 +30,17 @@
 //!   code, the message and every issue, and the same as `structuredContent`
 //!   (`{code, message, issues}`), so a model can correct its input. An unknown
 //!   tool is the JSON-RPC error `-32602`.
+//! - **Logging**: the server declares the `logging` capability;
+//!   [`ToolContext::log`](crate::ToolContext::log) messages (scrubbed of the
+//!   call's secrets) become `notifications/message` at or above the level the
+//!   session set with `logging/setLevel` (every level until then, or
+//!   [`McpServer::log_level`]), none below; progress and log messages go out in
+//!   order, before the result.
+//! - **A tool asking its client**: [`ToolContext::elicit`](crate::ToolContext::elicit)
+//!   is `elicitation/create` (form mode) and
+//!   [`ToolContext::sample`](crate::ToolContext::sample) is
+//!   `sampling/createMessage`, sent to the calling session only when its client
+//!   declared that capability (otherwise the tool gets `not_supported`).
 //! - **Confirmation**: consequential and destructive tools ask the app's
 //!   [`ConfirmHandler`](crate::ConfirmHandler), while the call stays open. With
 //!   [`McpServer::confirm_by_elicitation`] the server asks the calling client
