@@ -345,3 +345,68 @@ pub trait CallerClient: Send + Sync + 'static {
         })))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::{testing, Caller};
+
+    struct Echo;
+
+    impl CallerClient for Echo {
+        fn elicit(&self, r: ElicitRequest) -> BoxFuture<'static, Result<Elicited, ClientError>> {
+            Box::pin(std::future::ready(Ok(Elicited::Accept(
+                json!({"asked": r.message}),
+            ))))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_test_context_logs_to_its_sink_and_asks_its_client() {
+        let seen: Arc<Mutex<Vec<LogMessage>>> = Arc::default();
+        let s = Arc::clone(&seen);
+        let ctx = testing::context(Caller::Test)
+            .tool_name("t.x")
+            .on_log(move |m| s.lock().unwrap().push(m))
+            .client(Echo)
+            .build();
+        ctx.log(LogLevel::Notice, "hi");
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [LogMessage {
+                tool: "t.x".to_owned(),
+                level: LogLevel::Notice,
+                message: "hi".to_owned()
+            }]
+        );
+        assert_eq!(
+            ctx.elicit("Size?", json!({"type": "object"})).await,
+            Ok(Elicited::Accept(json!({"asked": "Size?"})))
+        );
+        // Echo implements elicit only: sample is not supported.
+        let e = ctx.sample("p").await.unwrap_err();
+        assert_eq!(e.code(), "not_supported");
+        assert!(e.to_string().starts_with("not_supported: sampling"));
+        // Without a client, neither is.
+        let bare = testing::context(Caller::Test).build();
+        let e = bare.elicit("Size?", json!({})).await.unwrap_err();
+        assert_eq!(e.code(), "not_supported");
+        assert_eq!(
+            ToolError::from(e).message,
+            "not_supported: elicitation is not available: this call came without a client that can be asked"
+        );
+    }
+
+    #[test]
+    fn levels_are_ordered_and_named_as_mcp_writes_them() {
+        assert!(LogLevel::ALL.windows(2).all(|w| w[0] < w[1]));
+        for level in LogLevel::ALL {
+            assert_eq!(serde_json::to_value(level).unwrap(), json!(level.as_str()));
+        }
+        assert_eq!(LogLevel::Warning.to_string(), "warning");
+    }
+}
