@@ -7,15 +7,127 @@
 //!     --expected-failures tests/mcp/conformance-expected-failures.yml
 //! ```
 //!
-//! Scenarios a Toolmark tool cannot serve (a tool that elicits a form of its
-//! own, sampling, log messages, prompts, resources, completions) are listed with
-//! their reasons in `tests/mcp/conformance-expected-failures.yml`.
+//! Scenarios a Toolmark server does not serve (prompts, resources,
+//! completions) are listed with their reasons in
+//! `tests/mcp/conformance-expected-failures.yml`.
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use toolmark::mcp::McpServer;
-use toolmark::{Content, Effect, NoInput, ToolError, ToolSpec, Toolmark};
+use toolmark::{
+    Content, Effect, Elicited, LogLevel, NoInput, SampleRequest, ToolContext, ToolError, ToolSpec,
+    Toolmark,
+};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Ask {
+    /// The message to show the user.
+    message: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Prompt {
+    /// The prompt to send to the client's model.
+    prompt: String,
+}
+
+/// Elicit `schema` with `message` and describe the answer as text.
+async fn elicit(ctx: &ToolContext, message: String, schema: Value) -> Result<String, ToolError> {
+    Ok(match ctx.elicit(message, schema).await? {
+        Elicited::Accept(content) => format!("action=accept, content={content}"),
+        Elicited::Decline => "action=decline, content={}".to_owned(),
+        Elicited::Cancel => "action=cancel, content={}".to_owned(),
+    })
+}
+
+fn elicitations() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec::typed(
+            "test_elicitation",
+            "Asks the user for a username and an email",
+            |ctx, a: Ask| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "User's response"},
+                        "email": {"type": "string", "description": "User's email address"}
+                    },
+                    "required": ["username", "email"]
+                });
+                let answer = elicit(&ctx, a.message, schema).await?;
+                Ok::<_, ToolError>(Content::text(format!("User response: {answer}")))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_elicitation_sep1034_defaults",
+            "Asks the user a form whose fields all have defaults",
+            |ctx, _: NoInput| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                        "age": {"type": "integer", "description": "User age", "default": 30},
+                        "score": {"type": "number", "description": "User score", "default": 95.5},
+                        "status": {
+                            "type": "string", "description": "User status",
+                            "enum": ["active", "inactive", "pending"], "default": "active"
+                        },
+                        "verified": {"type": "boolean", "description": "Verification status", "default": true}
+                    },
+                    "required": []
+                });
+                let message = "Test client default value handling - please accept with defaults";
+                let answer = elicit(&ctx, message.to_owned(), schema).await?;
+                Ok::<_, ToolError>(Content::text(format!("Elicitation completed: {answer}")))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_elicitation_sep1330_enums",
+            "Asks the user a form with every kind of enum",
+            |ctx, _: NoInput| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                        "titledSingle": {"type": "string", "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"}
+                        ]},
+                        "legacyEnum": {
+                            "type": "string", "enum": ["opt1", "opt2", "opt3"],
+                            "enumNames": ["Option One", "Option Two", "Option Three"]
+                        },
+                        "untitledMulti": {"type": "array", "items": {
+                            "type": "string", "enum": ["option1", "option2", "option3"]
+                        }},
+                        "titledMulti": {"type": "array", "items": {"anyOf": [
+                            {"const": "value1", "title": "First Choice"},
+                            {"const": "value2", "title": "Second Choice"},
+                            {"const": "value3", "title": "Third Choice"}
+                        ]}}
+                    },
+                    "required": []
+                });
+                let answer = elicit(&ctx, "Choose some options".to_owned(), schema).await?;
+                Ok::<_, ToolError>(Content::text(format!("Elicitation completed: {answer}")))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_sampling",
+            "Asks the client's model to answer a prompt",
+            |ctx, p: Prompt| async move {
+                let answer = ctx.sample(SampleRequest::new(p.prompt).max_tokens(100)).await?;
+                Ok::<_, ToolError>(Content::text(format!("LLM response: {}", answer.text)))
+            },
+        )
+        .effect(Effect::Read),
+    ]
+}
 
 /// A 1×1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -89,8 +201,21 @@ fn app() -> Result<Toolmark, Box<dyn std::error::Error>> {
             },
         )
         .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_tool_with_logging",
+            "Sends three info log messages, 50 ms apart",
+            |ctx, _: NoInput| async move {
+                ctx.log(LogLevel::Info, "Tool execution started");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                ctx.log(LogLevel::Info, "Tool processing data");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                ctx.log(LogLevel::Info, "Tool execution completed");
+                Ok::<_, ToolError>(Content::text("Logging test completed"))
+            },
+        )
+        .effect(Effect::Read),
     ];
-    for spec in specs {
+    for spec in specs.into_iter().chain(elicitations()) {
         tm.register(spec, Default::default())?;
     }
     Ok(tm)

@@ -1,8 +1,14 @@
 //! `toolmark::mcp` driven by rmcp's own client over an in-process duplex, and its
 //! HTTP router driven as a tower service.
 
+// rmcp marks logging and sampling deprecated (SEP-2577, a future revision); the
+// revisions the server speaks have both.
+#![allow(deprecated)]
+
+mod ask;
 mod conformance;
 mod http;
+mod logging;
 mod python;
 
 mod session;
@@ -11,8 +17,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, Implementation, ProgressNotificationParam, ProtocolVersion,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, Implementation, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProtocolVersion, SamplingCapability, SamplingContent,
+    SamplingMessage, SamplingMessageContentBlock,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
@@ -175,23 +184,34 @@ impl Log {
 /// A progress notification as the client saw it: (progress, total).
 pub(crate) type ProgressSeen = (f64, Option<f64>);
 
-/// What the test client records; it answers elicitations with `answer`.
+/// What the test client records; it answers elicitations with `elicit` (and
+/// `answer` as the content of an accept) and, when `sampling`, sampling requests
+/// with `"sampled: "` and the prompt.
 #[derive(Clone, Default)]
 pub(crate) struct Client {
     pub(crate) elicit: Option<ElicitationAction>,
+    pub(crate) answer: Option<Value>,
+    pub(crate) sampling: bool,
+    /// The requested schemas of the elicitations, as sent.
+    pub(crate) schemas: Arc<Mutex<Vec<Value>>>,
+    /// The sampling requests, as sent.
+    pub(crate) sampled: Arc<Mutex<Vec<Value>>>,
+    /// The `notifications/message` params, as sent.
+    pub(crate) logs: Arc<Mutex<Vec<Value>>>,
     pub(crate) list_changed: Arc<AtomicUsize>,
     pub(crate) progress: Arc<Mutex<Vec<ProgressSeen>>>,
     pub(crate) asked: Arc<Mutex<Vec<String>>>,
-    pub(crate) changed: Arc<tokio::sync::Notify>,
 }
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
-        let caps = if self.elicit.is_some() {
-            ClientCapabilities::builder().enable_elicitation().build()
-        } else {
-            ClientCapabilities::default()
-        };
+        let mut caps = ClientCapabilities::default();
+        if self.elicit.is_some() {
+            caps.elicitation = Some(ElicitationCapability::default());
+        }
+        if self.sampling {
+            caps.sampling = Some(SamplingCapability::default());
+        }
         ClientConfig::new(caps, Implementation::new("toolmark-test", "0"))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
@@ -201,17 +221,67 @@ impl ClientHandler for Client {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+        if let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = &request
+        {
             self.asked.lock().unwrap().push(message.clone());
+            self.schemas
+                .lock()
+                .unwrap()
+                .push(serde_json::to_value(requested_schema).unwrap());
         }
-        Ok(ElicitResult::new(
-            self.elicit.clone().unwrap_or(ElicitationAction::Decline),
-        ))
+        let action = self.elicit.clone().unwrap_or(ElicitationAction::Decline);
+        let mut result = ElicitResult::new(action.clone());
+        if action == ElicitationAction::Accept {
+            result.content = self.answer.clone();
+        }
+        Ok(result)
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.sampled
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(&params).unwrap());
+        let prompt = params
+            .messages
+            .iter()
+            .filter_map(|m| match &m.content {
+                SamplingContent::Single(SamplingMessageContentBlock::Text(t)) => {
+                    Some(t.text.clone())
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(" / ");
+        let mut result = CreateMessageResult::new(
+            SamplingMessage::assistant_text(format!("sampled: {prompt}")),
+            "test-model".to_owned(),
+        );
+        result.stop_reason = Some(CreateMessageResult::STOP_REASON_END_TURN.to_owned());
+        Ok(result)
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.logs
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(&params).unwrap());
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.fetch_add(1, Ordering::SeqCst);
-        self.changed.notify_one();
     }
 
     async fn on_progress(

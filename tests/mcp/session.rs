@@ -292,47 +292,62 @@ async fn progress_reaches_a_client_that_sent_a_token() {
     client.cancel().await.unwrap();
 }
 
-#[tokio::test]
+/// Let every task run until the runtime idles, then `d` more of virtual time
+/// (the test runs on tokio's paused clock: no real time passes).
+async fn settle(d: Duration) {
+    tokio::time::sleep(d).await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_burst_of_scope_changes_sends_one_list_changed_to_every_session() {
     let tm = approving_app(&Log::default());
     let server = McpServer::new(tm.clone());
     let (c1, c2) = (Client::default(), Client::default());
     let (n1, n2) = (c1.list_changed.clone(), c2.list_changed.clone());
-    let changed = c1.changed.clone();
     let a = connect(&server, c1).await;
     let b = connect(&server, c2).await;
     // Both sessions are initialized once a request went through.
     a.list_all_tools().await.unwrap();
     b.list_all_tools().await.unwrap();
     let extra = tm.scope("extra");
+    // A burst, all at once: ends hidden, one notification to each session.
     for i in 0..10 {
         extra.set_when(i % 2 == 0);
     }
-    // Ends hidden: one notification for the burst.
-    tokio::time::timeout(Duration::from_secs(5), changed.notified())
-        .await
-        .unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    settle(Duration::from_secs(1)).await;
     assert_eq!(n1.load(Ordering::SeqCst), 1);
     assert_eq!(n2.load(Ordering::SeqCst), 1);
     assert_eq!(a.list_all_tools().await.unwrap().len(), 5);
+    // A burst spread within the coalescing window (5 ms apart): still one.
+    for i in 0..3 {
+        extra.set_when(i % 2 == 0);
+        settle(Duration::from_millis(5)).await;
+    }
+    settle(Duration::from_secs(1)).await;
+    assert_eq!(n1.load(Ordering::SeqCst), 2);
+    assert_eq!(a.list_all_tools().await.unwrap().len(), 6);
     // A change that ends where it began sends nothing.
-    extra.set_when(true);
     extra.set_when(false);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(n1.load(Ordering::SeqCst), 1);
+    extra.set_when(true);
+    settle(Duration::from_secs(1)).await;
+    assert_eq!(n1.load(Ordering::SeqCst), 2);
+    // Changes further apart than the window each notify.
+    extra.set_when(false);
+    settle(Duration::from_millis(100)).await;
+    extra.set_when(true);
+    settle(Duration::from_secs(1)).await;
+    assert_eq!(n1.load(Ordering::SeqCst), 4);
+    assert_eq!(n2.load(Ordering::SeqCst), 4);
     // Registering a tool, and disposing a scope, each notify.
     tm.scope("late")
         .register(toolmark::ToolSpec::new("x", "X").handler(|_c, i| async { Ok(i) }))
         .unwrap();
-    tokio::time::timeout(Duration::from_secs(5), changed.notified())
-        .await
-        .unwrap();
+    settle(Duration::from_secs(1)).await;
+    assert_eq!(n1.load(Ordering::SeqCst), 5);
     tm.scope("late").dispose();
-    tokio::time::timeout(Duration::from_secs(5), changed.notified())
-        .await
-        .unwrap();
-    assert_eq!(n1.load(Ordering::SeqCst), 3);
+    settle(Duration::from_secs(1)).await;
+    assert_eq!(n1.load(Ordering::SeqCst), 6);
+    assert_eq!(n2.load(Ordering::SeqCst), 6);
     a.cancel().await.unwrap();
     b.cancel().await.unwrap();
 }

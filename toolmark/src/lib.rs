@@ -73,6 +73,10 @@ pub mod __private {
     pub use crate::tools::private::*;
 }
 
+pub use crate::call::client::{
+    CallerClient, ClientError, ElicitRequest, Elicited, LogLevel, LogMessage, SampleMessage,
+    SampleRequest, SampleRole, Sampled,
+};
 pub use crate::call::context::{Progress, State, ToolContext};
 pub use crate::call::input::NoInput;
 pub use crate::call::outcome::{Issue, Outcome, Refusal, RefusalCode, ToolError};

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::context::{CallShared, Deadline, Origin, Signal, StateMap};
-use crate::{Caller, Decision, ToolContext, Toolmark, ToolmarkBuilder};
+use crate::call::context::{CallShared, Deadline, Origin, Reach, Signal, StateMap};
+use crate::{Caller, CallerClient, Decision, LogMessage, ToolContext, Toolmark, ToolmarkBuilder};
 
 /// A toolmark for tests: the production confirmation modes (inapp deferred, test
 /// inline, …) plus an inline confirm handler that approves every request.
@@ -52,13 +52,16 @@ pub fn test_toolmark_builder() -> ToolmarkBuilder {
 /// ```
 ///
 /// Its `confirm` approves for [`Caller::Human`] and answers
-/// `confirmation_unavailable` otherwise; `on_undo` keeps nothing.
+/// `confirmation_unavailable` otherwise; `on_undo` keeps nothing; `log` goes to
+/// [`TestContext::on_log`] (else `tracing`); `elicit` and `sample` ask
+/// [`TestContext::client`] (else `not_supported`).
 pub fn context(caller: Caller) -> TestContext {
     TestContext {
         caller,
         tool: "test".to_owned(),
         states: StateMap::default(),
         signal: CancellationToken::new(),
+        reach: None,
     }
 }
 
@@ -68,6 +71,7 @@ pub struct TestContext {
     tool: String,
     states: StateMap,
     signal: CancellationToken,
+    reach: Option<Reach>,
 }
 
 impl std::fmt::Debug for TestContext {
@@ -101,6 +105,20 @@ impl TestContext {
         self
     }
 
+    /// Receive the context's `ctx.log` messages.
+    #[must_use]
+    pub fn on_log(mut self, f: impl Fn(LogMessage) + Send + Sync + 'static) -> Self {
+        self.reach.get_or_insert_with(Reach::default).log = Some(Arc::new(f));
+        self
+    }
+
+    /// The client `ctx.elicit` and `ctx.sample` ask (a stub of your own).
+    #[must_use]
+    pub fn client(mut self, client: impl CallerClient) -> Self {
+        self.reach.get_or_insert_with(Reach::default).client = Some(Arc::new(client));
+        self
+    }
+
     /// The context.
     pub fn build(self) -> ToolContext {
         ToolContext {
@@ -114,6 +132,7 @@ impl TestContext {
                 input: Value::Null,
                 deadline: Deadline::new(None),
                 progress: None,
+                reach: self.reach.map(Arc::new),
             }),
         }
     }

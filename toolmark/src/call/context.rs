@@ -10,6 +10,11 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::call::client::{
+    CallerClient, ClientError, ElicitRequest, Elicited, LogFn, LogLevel, LogMessage, SampleRequest,
+    Sampled,
+};
+use crate::sensitive::scrub;
 use crate::sync::lock;
 use crate::toolmark::Inner;
 use crate::tools::registry::ToolEntry;
@@ -261,6 +266,14 @@ pub(crate) enum Origin {
     Test { tool: Arc<str>, states: StateMap },
 }
 
+/// What a run can reach of its caller's client: a log sink and a client to ask
+/// (both per call, from [`CallOptions`](crate::CallOptions)).
+#[derive(Clone, Default)]
+pub(crate) struct Reach {
+    pub(crate) log: Option<LogFn>,
+    pub(crate) client: Option<Arc<dyn CallerClient>>,
+}
+
 /// Shared by a call's context clones.
 pub(crate) struct CallShared {
     pub(crate) caller: Caller,
@@ -270,9 +283,24 @@ pub(crate) struct CallShared {
     pub(crate) input: Value,
     pub(crate) deadline: Deadline,
     pub(crate) progress: Option<ProgressFn>,
+    /// Boxed behind one pointer: most calls have none, and a run's state stays small.
+    pub(crate) reach: Option<Arc<Reach>>,
 }
 
 impl CallShared {
+    fn client(&self) -> Option<Arc<dyn CallerClient>> {
+        self.reach.as_ref().and_then(|r| r.client.clone())
+    }
+
+    /// The call's sensitive values, to scrub what a run sends out (none for a
+    /// tool without sensitive paths).
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        match self.entry() {
+            Some(e) if e.has_sensitive() => e.matcher().secrets(&self.input),
+            _ => Vec::new(),
+        }
+    }
+
     pub(crate) fn tool(&self) -> &str {
         match &self.origin {
             Origin::Tool(entry) => &entry.name,
@@ -331,6 +359,7 @@ impl ToolContext {
                     input: Value::Null,
                     deadline: Deadline::new(None),
                     progress: None,
+                    reach: None,
                 }),
             })
             .clone()
@@ -376,6 +405,126 @@ impl ToolContext {
         }
     }
 
+    /// Log `message` at `level` for the caller: scrubbed of the call's sensitive
+    /// values (as error messages are), then given to the call's log sink
+    /// ([`CallOptions::on_log`](crate::CallOptions::on_log); an MCP client gets it
+    /// as `notifications/message` when its `logging/setLevel` lets it through), or,
+    /// when the call has no sink, emitted as a `tracing` event (target
+    /// `toolmark::tool`, fields `tool` and `level`). Never blocks, never fails.
+    ///
+    /// ```
+    /// use toolmark::{LogLevel, ToolContext};
+    /// fn step(ctx: &ToolContext, n: usize) {
+    ///     ctx.log(LogLevel::Info, format!("step {n} done"));
+    /// }
+    /// ```
+    pub fn log(&self, level: LogLevel, message: impl Into<String>) {
+        let message = message.into();
+        let secrets = self.call.secrets();
+        let message = if secrets.is_empty() {
+            message
+        } else {
+            scrub(&message, &secrets)
+        };
+        let tool = self.call.tool();
+        match self.call.reach.as_ref().and_then(|r| r.log.as_ref()) {
+            Some(sink) => sink(LogMessage {
+                tool: tool.to_owned(),
+                level,
+                message,
+            }),
+            None => trace_log(tool, level, &message),
+        }
+    }
+
+    /// Ask the calling client's user to fill in a form: `message` says what is
+    /// asked, `schema` is the answer's JSON schema (an object whose properties
+    /// are primitives: string, number, integer, boolean, enums; MCP's
+    /// `elicitation/create`). The message and every string of the schema are
+    /// scrubbed of the call's sensitive values. The call deadline is paused while
+    /// the user answers, and the call's cancellation ends the wait
+    /// ([`ClientError::Cancelled`]).
+    ///
+    /// A call without a client that can be asked (an in-app call, an MCP client
+    /// that did not declare the `elicitation` capability) gets
+    /// [`ClientError::NotSupported`] (code `not_supported`) at once.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolmark::{Elicited, ToolContext, ToolError};
+    /// async fn pick_size(ctx: ToolContext) -> Result<String, ToolError> {
+    ///     let schema = json!({
+    ///         "type": "object",
+    ///         "properties": {"size": {"type": "string", "enum": ["S", "M", "L"]}},
+    ///         "required": ["size"]
+    ///     });
+    ///     match ctx.elicit("Which size?", schema).await? {
+    ///         Elicited::Accept(answer) => Ok(answer["size"].as_str().unwrap_or("M").to_owned()),
+    ///         Elicited::Decline | Elicited::Cancel => Err(ToolError::new("no size chosen")),
+    ///     }
+    /// }
+    /// ```
+    pub async fn elicit(
+        &self,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<Elicited, ClientError> {
+        let Some(client) = self.call.client() else {
+            return Err(ClientError::no_client("elicitation"));
+        };
+        let secrets = self.call.secrets();
+        let request = ElicitRequest {
+            message: scrub(&message.into(), &secrets),
+            schema: crate::call::scrub_output(schema, &secrets),
+        };
+        let signal = self.signal();
+        let _paused = Deadline::pause(&self.call);
+        tokio::select! {
+            biased;
+            () = signal.cancelled() => Err(ClientError::Cancelled),
+            answer = client.elicit(request) => answer,
+        }
+    }
+
+    /// Ask the calling client's model for a message (MCP's
+    /// `sampling/createMessage`): `"a prompt"` is one user message, or build a
+    /// [`SampleRequest`]. Every text is scrubbed of the call's sensitive values
+    /// first. The call deadline keeps running; the call's cancellation ends the
+    /// wait ([`ClientError::Cancelled`]).
+    ///
+    /// A call without a client that can be asked (an in-app call, an MCP client
+    /// that did not declare the `sampling` capability) gets
+    /// [`ClientError::NotSupported`] (code `not_supported`) at once.
+    ///
+    /// ```
+    /// use toolmark::{SampleRequest, ToolContext, ToolError};
+    /// async fn title(ctx: ToolContext, text: &str) -> Result<String, ToolError> {
+    ///     let request = SampleRequest::new(format!("A title for: {text}")).max_tokens(20);
+    ///     Ok(ctx.sample(request).await?.text)
+    /// }
+    /// ```
+    pub async fn sample(&self, request: impl Into<SampleRequest>) -> Result<Sampled, ClientError> {
+        let Some(client) = self.call.client() else {
+            return Err(ClientError::no_client("sampling"));
+        };
+        let mut request = request.into();
+        let secrets = self.call.secrets();
+        if !secrets.is_empty() {
+            for m in &mut request.messages {
+                m.text = scrub(&m.text, &secrets);
+            }
+            if let Some(p) = &mut request.system_prompt {
+                *p = scrub(p, &secrets);
+            }
+        }
+        let signal = self.signal();
+        tokio::select! {
+            biased;
+            () = signal.cancelled() => Err(ClientError::Cancelled),
+            answer = client.sample(request) => answer,
+        }
+    }
+
     /// Register a restorer that undoes what this run did; `tm.undo()` runs the
     /// newest one, in this tool's scope queue, under the no-signal deadline.
     pub fn on_undo<F, Fut>(&self, restorer: F)
@@ -412,6 +561,8 @@ impl ToolContext {
         };
         let mut opts = crate::CallOptions::new(self.call.caller).signal(self.call.signal.token());
         opts.nested = true;
+        // The nested run logs to, and asks, the same client.
+        opts.reach = self.call.reach.clone();
         Box::pin(inner.call(name, input, opts)).await
     }
 
@@ -422,5 +573,24 @@ impl ToolContext {
     /// `"confirmation_unavailable"`. It never fails or panics.
     pub async fn confirm(&self, ask: Ask) -> ConfirmResult {
         crate::confirm::ctx_confirm(self, ask).await
+    }
+}
+
+/// A log message of a call without a log sink, as a `tracing` event.
+fn trace_log(tool: &str, level: LogLevel, message: &str) {
+    let name = level.as_str();
+    match level {
+        LogLevel::Debug => {
+            tracing::debug!(target: "toolmark::tool", tool, level = name, "{message}");
+        }
+        LogLevel::Info | LogLevel::Notice => {
+            tracing::info!(target: "toolmark::tool", tool, level = name, "{message}");
+        }
+        LogLevel::Warning => {
+            tracing::warn!(target: "toolmark::tool", tool, level = name, "{message}");
+        }
+        LogLevel::Error | LogLevel::Critical | LogLevel::Alert | LogLevel::Emergency => {
+            tracing::error!(target: "toolmark::tool", tool, level = name, "{message}");
+        }
     }
 }

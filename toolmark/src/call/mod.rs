@@ -19,6 +19,7 @@
 //! [`undo`] (restorers, run through the same queue and deadline as calls, which is
 //! why undo lives here and not with forms).
 
+pub(crate) mod client;
 pub(crate) mod context;
 pub(crate) mod current;
 pub(crate) mod gate;
@@ -39,7 +40,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::context::{CallShared, Deadline, Origin, Progress, ProgressFn, Signal};
+use crate::call::client::{CallerClient, LogMessage};
+use crate::call::context::{CallShared, Deadline, Origin, Progress, ProgressFn, Reach, Signal};
 use crate::call::gate::GatePermit;
 use crate::call::input::{check_input, check_limits, json_type, UnknownCheck};
 use crate::call::outcome::MAX_ISSUES;
@@ -54,7 +56,8 @@ use crate::{
 };
 
 /// How a call is made: who calls, and optionally the caller's cancellation signal,
-/// a progress listener and a confirm handler for this call only.
+/// a progress listener, a log sink, a client the tool can ask, and a confirm
+/// handler for this call only.
 #[derive(Clone)]
 pub struct CallOptions {
     pub(crate) caller: Caller,
@@ -63,6 +66,8 @@ pub struct CallOptions {
     /// Made by `ctx.call`: may run inside the queue slot an enclosing run holds.
     pub(crate) nested: bool,
     pub(crate) confirm: Option<Arc<dyn ConfirmHandler>>,
+    /// The log sink and the client to ask.
+    pub(crate) reach: Option<Arc<Reach>>,
 }
 
 impl CallOptions {
@@ -74,6 +79,7 @@ impl CallOptions {
             progress: None,
             nested: false,
             confirm: None,
+            reach: None,
         }
     }
 
@@ -104,6 +110,27 @@ impl CallOptions {
         self
     }
 
+    /// Receive the tool's [`ToolContext::log`] messages (already scrubbed of the
+    /// call's sensitive values) instead of their `tracing` events: a transport
+    /// forwards them to its client (MCP's `notifications/message`). A nested
+    /// [`ToolContext::call`] logs to the same sink.
+    #[must_use]
+    pub fn on_log(mut self, f: impl Fn(LogMessage) + Send + Sync + 'static) -> Self {
+        Arc::make_mut(self.reach.get_or_insert_with(Arc::default)).log = Some(Arc::new(f));
+        self
+    }
+
+    /// The client behind this call, which the tool can ask with
+    /// [`ToolContext::elicit`] and [`ToolContext::sample`] (without one, both
+    /// return [`ClientError::NotSupported`](crate::ClientError::NotSupported)).
+    /// `toolmark::mcp` gives the calling MCP session. A nested
+    /// [`ToolContext::call`] asks the same client.
+    #[must_use]
+    pub fn client(mut self, client: impl CallerClient) -> Self {
+        Arc::make_mut(self.reach.get_or_insert_with(Arc::default)).client = Some(Arc::new(client));
+        self
+    }
+
     /// The caller.
     pub fn caller(&self) -> Caller {
         self.caller
@@ -116,6 +143,14 @@ impl fmt::Debug for CallOptions {
             .field("caller", &self.caller)
             .field("signal", &self.signal.is_some())
             .field("confirm_handler", &self.confirm.is_some())
+            .field(
+                "log_sink",
+                &self.reach.as_ref().is_some_and(|r| r.log.is_some()),
+            )
+            .field(
+                "client",
+                &self.reach.as_ref().is_some_and(|r| r.client.is_some()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -268,8 +303,14 @@ impl Inner {
                     // 5–7. enqueue, run, outcome
                     Ok((input, decoded)) => {
                         let run = Arc::clone(&entry.run);
-                        let held =
-                            self.hold(entry, caller, opts.signal.as_ref(), opts.progress, input);
+                        let held = self.hold(
+                            entry,
+                            caller,
+                            opts.signal.as_ref(),
+                            opts.progress,
+                            opts.reach,
+                            input,
+                        );
                         let fut = run(held.ctx(), decoded);
                         self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested)
                             .await
@@ -420,6 +461,7 @@ impl Inner {
             opts.caller,
             opts.signal.as_ref(),
             opts.progress.clone(),
+            opts.reach.clone(),
             input,
         );
         let shared = held.get();
@@ -518,6 +560,7 @@ impl Inner {
         caller: Caller,
         signal: Option<&CancellationToken>,
         progress: Option<ProgressFn>,
+        reach: Option<Arc<Reach>>,
         input: Value,
     ) -> Held {
         let limit = match signal {
@@ -531,6 +574,7 @@ impl Inner {
             input,
             deadline: Deadline::new(limit),
             progress,
+            reach,
             origin: Origin::Tool(entry),
         };
         if uses_context {
@@ -551,7 +595,7 @@ impl Inner {
         decoded: Decoded,
     ) -> Outcome {
         let run = Arc::clone(&entry.run);
-        let held = self.hold(entry, caller, signal.as_ref(), progress, input);
+        let held = self.hold(entry, caller, signal.as_ref(), progress, None, input);
         let fut = run(held.ctx(), decoded);
         self.run_call(held.get(), fut, signal.as_ref(), false).await
     }

@@ -84,6 +84,7 @@ impl Inner {
             input: Value::Null,
             deadline: Deadline::new(Some(self.config.call_timeout)),
             progress: None,
+            reach: None,
         };
         let restorer = undo.restorer;
         let fut = async move { restorer().await.map(|()| Value::Null) };

@@ -4,15 +4,17 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
-    ServerConfig,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use super::client::{from_rmcp, McpClient, Notes, SessionLevel};
 use super::elicit::ElicitHandler;
 use super::list::Catalog;
 use super::result::call_result;
@@ -28,6 +30,8 @@ const MAX_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 pub struct McpSession {
     config: Arc<Config>,
     catalog: Arc<Catalog>,
+    /// The level `logging/setLevel` set for this session.
+    level: SessionLevel,
 }
 
 impl fmt::Debug for McpSession {
@@ -38,7 +42,12 @@ impl fmt::Debug for McpSession {
 
 impl McpSession {
     pub(crate) fn new(config: Arc<Config>, catalog: Arc<Catalog>) -> Self {
-        McpSession { config, catalog }
+        let level = SessionLevel::new(config.log_level);
+        McpSession {
+            config,
+            catalog,
+            level,
+        }
     }
 
     /// The tools this session lists now (built once per manifest version and
@@ -57,10 +66,14 @@ fn bad_cursor() -> ErrorData {
     ErrorData::invalid_params("Invalid cursor: list the tools again from the start", None)
 }
 
+// rmcp marks logging deprecated (SEP-2577, a future revision); the revisions
+// this server speaks (up to 2025-11-25) have it.
+#[allow(deprecated)]
 impl ServerHandler for McpSession {
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_logging()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
@@ -78,6 +91,15 @@ impl ServerHandler for McpSession {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(ProtocolVersion::known_up_to(&MAX_VERSION))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(from_rmcp(request.level));
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -117,24 +139,22 @@ impl ServerHandler for McpSession {
         let input = request.arguments.map_or(Value::Null, Value::Object);
         // notifications/cancelled and the session's end both cancel `ct`.
         let mut options = CallOptions::new(Caller::Mcp).signal(context.ct.clone());
-        let mut forward = None;
-        if let Some(token) = context.meta.get_progress_token() {
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::Progress>();
-            let peer = context.peer.clone();
-            forward = Some(tokio::spawn(async move {
-                while let Some(p) = rx.recv().await {
-                    let mut note = ProgressNotificationParam::new(token.clone(), p.done as f64);
-                    if let Some(total) = p.total {
-                        note = note.with_total(total as f64);
-                    }
-                    if peer.notify_progress(note).await.is_err() {
-                        break;
-                    }
-                }
-            }));
-            options = options.on_progress(move |p| {
-                let _ = tx.send(p);
-            });
+        // Progress and log messages go out in order, before the result.
+        let token = context.meta.get_progress_token();
+        let listens = token.is_some();
+        let notes = Notes::new(context.peer.clone(), token);
+        if listens {
+            let n = Arc::clone(&notes);
+            options = options.on_progress(move |p| n.progress(p));
+        }
+        let (n, level) = (Arc::clone(&notes), self.level.clone());
+        options = options.on_log(move |m| {
+            if level.lets_through(m.level) {
+                n.log(m);
+            }
+        });
+        if let Some(client) = McpClient::of(&context.peer) {
+            options = options.client(client);
         }
         if let (Some(policy), Some(k)) = (&self.config.elicitation, &known) {
             if policy.covers(name, k.effect)
@@ -146,10 +166,7 @@ impl ServerHandler for McpSession {
             }
         }
         let outcome = self.catalog.tm.call(name, input, options).await;
-        if let Some(f) = forward {
-            // Every progress report is sent before the result.
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), f).await;
-        }
+        notes.flush().await;
         if outcome.refusal_code() == Some(RefusalCode::UnknownTool) {
             let message = outcome
                 .refusal()

@@ -30,6 +30,17 @@
 //!   code, the message and every issue, and the same as `structuredContent`
 //!   (`{code, message, issues}`), so a model can correct its input. An unknown
 //!   tool is the JSON-RPC error `-32602`.
+//! - **Logging**: the server declares the `logging` capability;
+//!   [`ToolContext::log`](crate::ToolContext::log) messages (scrubbed of the
+//!   call's secrets) become `notifications/message` at or above the level the
+//!   session set with `logging/setLevel` (every level until then, or
+//!   [`McpServer::log_level`]), none below; progress and log messages go out in
+//!   order, before the result.
+//! - **A tool asking its client**: [`ToolContext::elicit`](crate::ToolContext::elicit)
+//!   is `elicitation/create` (form mode) and
+//!   [`ToolContext::sample`](crate::ToolContext::sample) is
+//!   `sampling/createMessage`, sent to the calling session only when its client
+//!   declared that capability (otherwise the tool gets `not_supported`).
 //! - **Confirmation**: consequential and destructive tools ask the app's
 //!   [`ConfirmHandler`](crate::ConfirmHandler), while the call stays open. With
 //!   [`McpServer::confirm_by_elicitation`] the server asks the calling client
@@ -43,6 +54,7 @@
 //! (up to 2025-11-25): sessions are what carry `list_changed` and a server's
 //! elicitation request to the calling client.
 
+mod client;
 mod elicit;
 mod handler;
 mod http;
@@ -52,7 +64,7 @@ mod result;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::{Effect, Toolmark};
+use crate::{Effect, LogLevel, Toolmark};
 
 pub use elicit::Elicitation;
 pub use handler::McpSession;
@@ -95,6 +107,8 @@ pub(crate) struct Config {
     pub(crate) name: String,
     pub(crate) version: String,
     pub(crate) instructions: Option<String>,
+    /// A session's log level until its client sends `logging/setLevel`.
+    pub(crate) log_level: LogLevel,
 }
 
 impl McpServer {
@@ -121,6 +135,7 @@ impl McpServer {
                 name: "toolmark".to_owned(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 instructions: None,
+                log_level: LogLevel::Debug,
             }),
         }
     }
@@ -139,6 +154,7 @@ impl McpServer {
                     name: c.name.clone(),
                     version: c.version.clone(),
                     instructions: c.instructions.clone(),
+                    log_level: c.log_level,
                 };
                 f(&mut copy);
                 self.config = Arc::new(copy);
@@ -170,6 +186,14 @@ impl McpServer {
     #[must_use]
     pub fn page_size(self, n: usize) -> Self {
         self.edit(|c| c.page_size = n.max(1))
+    }
+
+    /// The level of [`ToolContext::log`](crate::ToolContext::log) messages a
+    /// session gets until its client sends `logging/setLevel` (default
+    /// [`LogLevel::Debug`]: every message, as the official TypeScript SDK does).
+    #[must_use]
+    pub fn log_level(self, level: LogLevel) -> Self {
+        self.edit(|c| c.log_level = level)
     }
 
     /// Ask the calling client to confirm, with `elicitation/create`, instead of
