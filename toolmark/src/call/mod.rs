@@ -249,7 +249,12 @@ impl Inner {
                 entry,
                 input,
                 decoded,
-            } => Box::pin(crate::store::flow::defer(self, &entry, caller, input, decoded)).await,
+            } => {
+                Box::pin(crate::store::flow::defer(
+                    self, &entry, caller, input, decoded,
+                ))
+                .await
+            }
             Front::Ready { held, fut } => {
                 self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested)
                     .await

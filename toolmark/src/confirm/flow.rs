@@ -85,7 +85,13 @@ fn open(
     }
 }
 
-pub(crate) fn resolved(inner: &Inner, id: &str, entry: &ToolEntry, decision: &Decision, edited: Vec<String>) {
+pub(crate) fn resolved(
+    inner: &Inner,
+    id: &str,
+    entry: &ToolEntry,
+    decision: &Decision,
+    edited: Vec<String>,
+) {
     inner.emit(|| Event::ConfirmationResolved {
         confirm_id: id.to_owned(),
         tool: entry.name.to_string(),

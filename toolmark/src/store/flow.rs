@@ -76,7 +76,9 @@ fn outcome_from_json(v: &Value) -> Option<Outcome> {
             r.issues = issues(v);
             Some(Outcome::Refused(r))
         }
-        "error" => Some(Outcome::Error(ToolError::new(message).with_issues(issues(v)))),
+        "error" => Some(Outcome::Error(
+            ToolError::new(message).with_issues(issues(v)),
+        )),
         _ => None,
     }
 }
@@ -463,14 +465,18 @@ pub(crate) async fn confirm_pending(
     if !decision.approved {
         resolved(inner, confirm_id, &entry, &decision, Vec::new());
         let outcome = Outcome::Refused(rejected(&decision));
-        shared.deliver(inner, confirm_id, &record.tool, &outcome).await;
+        shared
+            .deliver(inner, confirm_id, &record.tool, &outcome)
+            .await;
         return outcome;
     }
     let version = entry.stale_check.as_ref().map(|c| c.version());
     if version != record.form_version {
         resolved(inner, confirm_id, &entry, &decision, Vec::new());
         let outcome = Outcome::Refused(crate::forms::form::stale_refusal());
-        shared.deliver(inner, confirm_id, &record.tool, &outcome).await;
+        shared
+            .deliver(inner, confirm_id, &record.tool, &outcome)
+            .await;
         return outcome;
     }
     let (run_input, run_decoded, edited) = match decision.input.clone() {
@@ -494,7 +500,9 @@ pub(crate) async fn confirm_pending(
     };
     resolved(inner, confirm_id, &entry, &decision, edited);
     let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
-    shared.deliver(inner, confirm_id, &record.tool, &outcome).await;
+    shared
+        .deliver(inner, confirm_id, &record.tool, &outcome)
+        .await;
     outcome
 }
 
@@ -610,5 +618,87 @@ mod tests {
             let v = serde_json::to_value(&o).unwrap();
             assert_eq!(outcome_from_json(&v), Some(o));
         }
+    }
+}
+
+#[cfg(test)]
+mod register_tests {
+    use futures_util::future::BoxFuture;
+    use serde_json::json;
+
+    use crate::store::{Caps, ConfirmRecord, ConfirmStore, Evicted, MemoryStore, StoreError};
+    use crate::{ToolSpec, Toolmark};
+
+    /// A `MemoryStore` that says it is durable, like an app's own database store.
+    struct Durable(MemoryStore);
+
+    impl ConfirmStore for Durable {
+        fn put(
+            &self,
+            r: ConfirmRecord,
+            c: Caps,
+        ) -> BoxFuture<'_, Result<Vec<Evicted>, StoreError>> {
+            self.0.put(r, c)
+        }
+        fn take<'a>(
+            &'a self,
+            id: &'a str,
+        ) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
+            self.0.take(id)
+        }
+        fn restore(&self, r: ConfirmRecord) -> BoxFuture<'_, Result<(), StoreError>> {
+            self.0.restore(r)
+        }
+        fn list(&self) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>> {
+            self.0.list()
+        }
+        fn take_expired(
+            &self,
+            now: std::time::SystemTime,
+        ) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>> {
+            self.0.take_expired(now)
+        }
+        fn publish(&self, m: String) -> BoxFuture<'_, Result<(), StoreError>> {
+            self.0.publish(m)
+        }
+        fn subscribe(&self) -> tokio::sync::broadcast::Receiver<String> {
+            self.0.subscribe()
+        }
+    }
+
+    fn secret_tool() -> ToolSpec {
+        ToolSpec::new("pay", "Pay")
+            .input_schema(json!({"type": "object", "properties": {"pin": {"type": "string"}}}))
+            .sensitive(["pin"])
+            .handler(|_ctx, _input| async { Ok(json!(null)) })
+    }
+
+    #[test]
+    fn a_keyless_durable_store_refuses_tools_with_sensitive_paths_only() {
+        let tm = Toolmark::builder()
+            .confirm_store(Durable(MemoryStore::new()))
+            .build()
+            .unwrap();
+        let err = tm.register(secret_tool(), Default::default()).unwrap_err();
+        assert_eq!(err.code(), "seal_key_required");
+        let plain = ToolSpec::new("add", "Add").handler(|_ctx, _input| async { Ok(json!(1)) });
+        tm.register(plain, Default::default()).unwrap();
+        // Not durable: no key needed.
+        let tm = Toolmark::builder()
+            .confirm_store(MemoryStore::new())
+            .build()
+            .unwrap();
+        tm.register(secret_tool(), Default::default()).unwrap();
+    }
+
+    #[cfg(feature = "durable")]
+    #[test]
+    fn with_a_seal_key_a_durable_store_takes_them() {
+        let tm = Toolmark::builder()
+            .confirm_store(Durable(MemoryStore::new()))
+            .seal_key([1; 32])
+            .build()
+            .unwrap();
+        tm.register(secret_tool(), Default::default()).unwrap();
     }
 }

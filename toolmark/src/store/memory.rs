@@ -146,10 +146,7 @@ impl ConfirmStore for MemoryStore {
         Box::pin(std::future::ready(Ok(evicted)))
     }
 
-    fn take<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
+    fn take<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
         let taken = lock(&self.inner).take(id);
         Box::pin(std::future::ready(Ok(taken)))
     }

@@ -186,7 +186,10 @@ impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StoreError::Unavailable { reason } => {
-                write!(f, "unavailable: the confirmation store cannot be reached: {reason}")
+                write!(
+                    f,
+                    "unavailable: the confirmation store cannot be reached: {reason}"
+                )
             }
             StoreError::Corrupt { id } => {
                 write!(f, "corrupt: the stored confirmation `{id}` cannot be read")
@@ -211,8 +214,11 @@ pub trait ConfirmStore: Send + Sync + 'static {
 
     /// Store `record` (its `seq` set to the next in order) and apply `caps`,
     /// returning the records pushed out, in order.
-    fn put(&self, record: ConfirmRecord, caps: Caps)
-        -> BoxFuture<'_, Result<Vec<Evicted>, StoreError>>;
+    fn put(
+        &self,
+        record: ConfirmRecord,
+        caps: Caps,
+    ) -> BoxFuture<'_, Result<Vec<Evicted>, StoreError>>;
 
     /// Take the record `id` out (single use): `None` when there is none.
     fn take<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>>;
@@ -225,8 +231,10 @@ pub trait ConfirmStore: Send + Sync + 'static {
     fn list(&self) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>>;
 
     /// Take out every record that has expired at `now` (`expires_ms <= now`).
-    fn take_expired(&self, now: SystemTime)
-        -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>>;
+    fn take_expired(
+        &self,
+        now: SystemTime,
+    ) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>>;
 
     /// Send `message` to every subscriber of this store, on every instance
     /// (best effort: a subscriber that is disconnected misses it).

@@ -381,10 +381,7 @@ impl ConfirmStore for RedisStore {
         })
     }
 
-    fn take<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
+    fn take<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
         Box::pin(async move {
             let s = &scripts().take;
             let mut inv = s.prepare_invoke();

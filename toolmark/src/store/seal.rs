@@ -146,11 +146,16 @@ mod tests {
         assert!(!text.contains("123"));
         assert_eq!(s.open("a", &text).unwrap().input, json!({"cvc": "123"}));
         assert!(s.open("b", &text).is_none(), "moved to another id");
-        assert!(Sealer::new(&[8; 32]).open("a", &text).is_none(), "another key");
+        assert!(
+            Sealer::new(&[8; 32]).open("a", &text).is_none(),
+            "another key"
+        );
         let mut flipped = text.into_bytes();
         let last = flipped.len() - 1;
         flipped[last] = if flipped[last] == b'0' { b'1' } else { b'0' };
-        assert!(s.open("a", std::str::from_utf8(&flipped).unwrap()).is_none());
+        assert!(s
+            .open("a", std::str::from_utf8(&flipped).unwrap())
+            .is_none());
     }
 
     #[test]
