@@ -132,6 +132,16 @@ async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_o
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let pending = pending.expect("B reconnected");
+    // A reconnects too (its heartbeat brings its bridge subscription back).
+    let mut back = false;
+    for _ in 0..100 {
+        if a.pending_confirmations_async().await.is_ok() {
+            back = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(back, "A reconnected");
     assert_eq!(
         pending
             .iter()

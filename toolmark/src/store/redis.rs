@@ -80,6 +80,23 @@ pub struct RedisStore {
     conn: ConnectionManager,
     options: RedisStoreOptions,
     bus: broadcast::Sender<String>,
+    /// The heartbeat stops when the last clone is dropped.
+    _alive: std::sync::Arc<()>,
+}
+
+/// How often an idle store pings Redis, so that after a fault the connection (and
+/// with it the bridge subscription) comes back without waiting for traffic.
+const HEARTBEAT: Duration = Duration::from_millis(500);
+
+async fn heartbeat(mut conn: ConnectionManager, alive: std::sync::Weak<()>, timeout: Duration) {
+    loop {
+        tokio::time::sleep(HEARTBEAT).await;
+        if alive.upgrade().is_none() {
+            return;
+        }
+        let ping = redis::cmd("PING");
+        let _ = tokio::time::timeout(timeout, ping.query_async::<String>(&mut conn)).await;
+    }
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -313,7 +330,18 @@ impl RedisStore {
             .await
             .map_err(|_| unavailable("subscribe timed out"))?
             .map_err(unavailable)?;
-        Ok(RedisStore { conn, options, bus })
+        let alive = std::sync::Arc::new(());
+        tokio::spawn(heartbeat(
+            conn.clone(),
+            std::sync::Arc::downgrade(&alive),
+            options.timeout,
+        ));
+        Ok(RedisStore {
+            conn,
+            options,
+            bus,
+            _alive: alive,
+        })
     }
 
     async fn run<T: redis::FromRedisValue>(
