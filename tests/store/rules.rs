@@ -63,6 +63,8 @@ on_every_store!(
     expiry_sends_a_bridge_message_when_the_clock_moves,
     at_most_max_pending_and_the_oldest_go_first,
     one_caller_cannot_push_out_another_callers,
+    a_flooding_caller_over_its_share_loses_its_own_oldest,
+    disposal_drops_the_scopes_confirmations,
     cancel_withdraws_a_confirmation,
     a_hidden_tools_confirmation_stays_pending,
     sensitive_values_are_redacted_for_approvers_and_restored_for_the_run,
@@ -439,4 +441,56 @@ async fn a_stale_form_submit_is_refused(b: Backend) {
         .await
         .is_ok());
     assert_eq!(submitted.lock().unwrap().clone(), vec!["Grace".to_owned()]);
+}
+
+async fn a_flooding_caller_over_its_share_loses_its_own_oldest(b: Backend) {
+    let Some(tm) = b
+        .build(Toolmark::builder().confirm_mode(Caller::Test, ConfirmMode::Deferred))
+        .await
+    else {
+        return;
+    };
+    tm.register(guarded("create", &runs()), Default::default())
+        .unwrap();
+    let mut theirs = Vec::new();
+    for n in 0..3 {
+        let out = tm.call("create", json!({"n": n}), opts(Caller::Test)).await;
+        theirs.push(out.confirm_id().unwrap().to_owned());
+    }
+    let mut mine = Vec::new();
+    for n in 0..150 {
+        mine.push(defer(&tm, "create", json!({"n": n})).await);
+    }
+    let pending = list(&tm).await;
+    let of = |c: Caller| -> Vec<String> {
+        pending
+            .iter()
+            .filter(|p| p.caller == c)
+            .map(|p| p.confirm_id.clone())
+            .collect()
+    };
+    assert_eq!(of(Caller::Test), theirs, "untouched");
+    assert_eq!(of(Caller::InApp), mine[53..].to_vec());
+}
+
+async fn disposal_drops_the_scopes_confirmations(b: Backend) {
+    let runs = runs();
+    let Some(tm) = b.build(Toolmark::builder()).await else {
+        return;
+    };
+    let scope = tm.scope("challenges");
+    scope.register(guarded("create", &runs)).unwrap();
+    tm.register(guarded("other", &runs), Default::default())
+        .unwrap();
+    let mut bridge = tm.bridge();
+    let id = defer(&tm, "challenges.create", json!({})).await;
+    let other = defer(&tm, "other", json!({})).await;
+    scope.dispose();
+    let (confirm_id, outcome) = next(&mut bridge).await;
+    assert_eq!(confirm_id, id);
+    assert_eq!(outcome.refusal_code(), Some(RefusalCode::ScopeDisposed));
+    assert_eq!(ids(&tm).await, vec![other]);
+    let late = tm.confirm_pending(&id, Decision::approve()).await;
+    assert_eq!(late.refusal_code(), Some(RefusalCode::ConfirmationExpired));
+    assert_eq!(count(&runs), 0);
 }
