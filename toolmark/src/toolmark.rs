@@ -232,7 +232,7 @@ impl ToolmarkBuilder {
     /// a [`MemoryStore`](crate::store::MemoryStore) shared by several toolmarks of
     /// one process, or (feature `redis`) a `RedisStore` shared by every instance of
     /// the app. A durable store holds a tool with sensitive paths only when the
-    /// builder has a [`seal_key`](Self::seal_key). See [`store`](crate::store).
+    /// builder has a `seal_key` (feature `durable`). See [`store`](crate::store).
     pub fn confirm_store(mut self, store: impl crate::store::ConfirmStore) -> Self {
         self.config.store = Some(Arc::new(store));
         self
@@ -552,7 +552,9 @@ impl Toolmark {
         rx
     }
 
-    /// The open deferred confirmations, oldest first, input redacted.
+    /// The open deferred confirmations, oldest first, input redacted. With a
+    /// [`confirm_store`](ToolmarkBuilder::confirm_store), this process holds none in
+    /// memory: use [`pending_confirmations_async`](Self::pending_confirmations_async).
     pub fn pending_confirmations(&self) -> Vec<PendingConfirmation> {
         self.inner.sweep_now();
         lock(&self.inner.pending).deferred()

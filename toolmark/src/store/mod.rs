@@ -19,7 +19,7 @@
 //!
 //! **A store never holds a secret in clear.** A record holds the redacted input,
 //! summary and changes (what an approver is shown) and, when the builder has a
-//! [`seal_key`](crate::ToolmarkBuilder::seal_key) (feature `durable`, implied by
+//! `ToolmarkBuilder::seal_key` (feature `durable`, implied by
 //! `redis`), the real input sealed with AES-256-GCM under that key with the confirm
 //! id as associated data: a record changed in the store, or moved to another id, is
 //! refused (`confirmation_expired`) and never runs. A durable store without a key
