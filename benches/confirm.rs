@@ -3,6 +3,10 @@
 //! Human) and inline (call → confirm handler approves → run).
 //!
 //! Run with `cargo bench --bench confirm`; read each row as a ratio to `plain_call`.
+//!
+//! With `--features redis`, the same deferred round trip on a `MemoryStore` and on a
+//! `RedisStore` (at `TOOLMARK_REDIS_URL`; those rows are skipped without it), and the
+//! approvals per second of two instances on one Redis (asked on A, approved on B).
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
@@ -62,7 +66,75 @@ fn bench(c: &mut Criterion) {
             async move { black_box(tm.call("guarded", v, CallOptions::new(Caller::Mcp)).await) }
         })
     });
+    #[cfg(feature = "redis")]
+    stores(&mut group, &rt, &input);
     group.finish();
+}
+
+/// A toolmark on `store` with `guarded` registered.
+#[cfg(feature = "redis")]
+fn on_store(store: impl toolmark::store::ConfirmStore) -> Toolmark {
+    let tm = Toolmark::builder()
+        .seal_key([7; 32])
+        .confirm_store(store)
+        .build()
+        .unwrap();
+    tm.register(spec("guarded", Effect::Consequential), Default::default())
+        .unwrap();
+    tm
+}
+
+#[cfg(feature = "redis")]
+fn stores(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    rt: &tokio::runtime::Runtime,
+    input: &serde_json::Value,
+) {
+    use toolmark::store::{MemoryStore, RedisStore, RedisStoreOptions};
+
+    async fn round_trip(
+        ask: &Toolmark,
+        approve: &Toolmark,
+        v: serde_json::Value,
+    ) -> toolmark::Outcome {
+        let out = ask
+            .call("guarded", v, CallOptions::new(Caller::InApp))
+            .await;
+        let id = out.confirm_id().expect("needs_confirmation").to_owned();
+        approve.confirm_pending(&id, Decision::approve()).await
+    }
+
+    let memory = rt.block_on(async { on_store(MemoryStore::new()) });
+    group.bench_function("deferred_round_trip_memory_store", |b| {
+        b.to_async(rt).iter(|| {
+            let (tm, v) = (&memory, black_box(input.clone()));
+            async move { black_box(round_trip(tm, tm, v).await) }
+        })
+    });
+    let Ok(url) = std::env::var("TOOLMARK_REDIS_URL") else {
+        eprintln!("TOOLMARK_REDIS_URL is not set: the Redis rows are skipped");
+        return;
+    };
+    let prefix = format!("tmbench-{}", std::process::id());
+    let connect = || async {
+        RedisStore::connect_with(&url, RedisStoreOptions::default().prefix(prefix.clone()))
+            .await
+            .expect("Redis at TOOLMARK_REDIS_URL")
+    };
+    let (a, b) = rt.block_on(async { (on_store(connect().await), on_store(connect().await)) });
+    group.bench_function("deferred_round_trip_redis", |bench| {
+        bench.to_async(rt).iter(|| {
+            let (tm, v) = (&a, black_box(input.clone()));
+            async move { black_box(round_trip(tm, tm, v).await) }
+        })
+    });
+    group.throughput(criterion::Throughput::Elements(1));
+    group.bench_function("approvals_two_instances_redis", |bench| {
+        bench.to_async(rt).iter(|| {
+            let (a, b, v) = (&a, &b, black_box(input.clone()));
+            async move { black_box(round_trip(a, b, v).await) }
+        })
+    });
 }
 
 criterion_group!(benches, bench);

@@ -61,6 +61,7 @@ pub mod mcp;
 mod payload;
 pub mod scope;
 mod sensitive;
+pub mod store;
 mod sync;
 pub mod testing;
 mod toolmark;

@@ -48,6 +48,10 @@ pub(crate) struct Config {
     pub(crate) undo_limit: usize,
     pub(crate) scrub_panics: bool,
     pub(crate) max_abandoned_sync_runs: usize,
+    /// Where deferred confirmations wait (`None`: in this toolmark).
+    pub(crate) store: Option<Arc<dyn crate::store::ConfirmStore>>,
+    /// The seal key of stored confirmations.
+    pub(crate) sealer: Option<crate::store::Sealer>,
 }
 
 impl Config {
@@ -224,6 +228,26 @@ impl ToolmarkBuilder {
         self
     }
 
+    /// Keep deferred confirmations in `store` instead of this toolmark's memory:
+    /// a [`MemoryStore`](crate::store::MemoryStore) shared by several toolmarks of
+    /// one process, or (feature `redis`) a `RedisStore` shared by every instance of
+    /// the app. A durable store holds a tool with sensitive paths only when the
+    /// builder has a `seal_key` (feature `durable`). See [`store`](crate::store).
+    pub fn confirm_store(mut self, store: impl crate::store::ConfirmStore) -> Self {
+        self.config.store = Some(Arc::new(store));
+        self
+    }
+
+    /// The 32-byte key that seals the real input of every stored confirmation
+    /// (AES-256-GCM, the confirm id as associated data). Keep it secret and the
+    /// same on every instance (and across restarts), or their records do not open.
+    #[cfg(feature = "durable")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
+    pub fn seal_key(mut self, key: [u8; 32]) -> Self {
+        self.config.sealer = Some(crate::store::Sealer::new(&key));
+        self
+    }
+
     /// The capacity of the [`events`](Toolmark::events) broadcast (default 1024).
     pub fn event_capacity(mut self, capacity: usize) -> Self {
         self.event_capacity = capacity;
@@ -255,11 +279,23 @@ impl ToolmarkBuilder {
         if self.config.limits.max_depth == 0 {
             return Err(invalid("max_input_depth", "must be at least 1"));
         }
+        if let Some(store) = &self.config.store {
+            if store.durable() && self.config.sealer.is_none() {
+                if let Some(tool) = crate::tools::collect::first_sensitive() {
+                    return Err(ConfigError::SealKeyRequired { tool });
+                }
+            }
+        }
         if self.config.scrub_panics {
             crate::call::install_panic_hook();
         }
+        let shared = self
+            .config
+            .store
+            .clone()
+            .map(|s| crate::store::flow::Shared::new(s, self.config.sealer.clone()));
         let (events, _) = broadcast::channel(self.event_capacity);
-        Ok(Toolmark {
+        let tm = Toolmark {
             inner: Arc::new(Inner {
                 config: self.config,
                 registry: RwLock::new(Registry::default()),
@@ -278,8 +314,13 @@ impl ToolmarkBuilder {
                 shut_down: AtomicBool::new(false),
                 undo: Mutex::new(VecDeque::new()),
                 sync_abandoned: Arc::default(),
+                shared,
             }),
-        })
+        };
+        if let Some(shared) = &tm.inner.shared {
+            shared.start(&tm.inner);
+        }
+        Ok(tm)
     }
 }
 
@@ -295,7 +336,7 @@ pub(crate) type Registry = HashMap<Arc<str>, Arc<ToolEntry>, rustc_hash::FxBuild
 
 /// The share of `max_pending` a caller may hold before it loses its own oldest
 /// first, when `max_pending_per_caller` is not set.
-const DEFAULT_PENDING_SHARE: usize = 50;
+pub(crate) const DEFAULT_PENDING_SHARE: usize = 50;
 
 /// One caller's manifest at one version: the list, and its JSON made on first ask.
 pub(crate) struct CachedManifest {
@@ -331,6 +372,8 @@ pub(crate) struct Inner {
     pub(crate) undo: Mutex<VecDeque<UndoEntry>>,
     /// Abandoned sync runs still on their threads.
     pub(crate) sync_abandoned: Arc<std::sync::atomic::AtomicUsize>,
+    /// The confirmation store, when one was set.
+    pub(crate) shared: Option<crate::store::flow::Shared>,
 }
 
 /// The runtime: registered tools, their scopes, queues and confirmations.
@@ -402,6 +445,8 @@ impl Toolmark {
                 undo_limit: 100,
                 scrub_panics: true,
                 max_abandoned_sync_runs: 16,
+                store: None,
+                sealer: None,
             },
             mode_errors: Vec::new(),
             event_capacity: 1024,
@@ -507,7 +552,9 @@ impl Toolmark {
         rx
     }
 
-    /// The open deferred confirmations, oldest first, input redacted.
+    /// The open deferred confirmations, oldest first, input redacted. With a
+    /// [`confirm_store`](ToolmarkBuilder::confirm_store), this process holds none in
+    /// memory: use [`pending_confirmations_async`](Self::pending_confirmations_async).
     pub fn pending_confirmations(&self) -> Vec<PendingConfirmation> {
         self.inner.sweep_now();
         lock(&self.inner.pending).deferred()
@@ -601,6 +648,8 @@ impl Inner {
                 errors.push(RegisterError::DuplicateTool {
                     name: e.name.to_string(),
                 });
+            } else if let Err(err) = crate::store::flow::check_register(self, e) {
+                errors.push(err);
             }
         }
         if !errors.is_empty() {
@@ -681,7 +730,7 @@ impl Inner {
 
     /// Scopes were disposed: unregister their tools, drop their pending
     /// confirmations and undo restorers.
-    pub(crate) fn on_disposed(&self, nodes: &[Arc<ScopeNode>]) {
+    pub(crate) fn on_disposed(self: &Arc<Self>, nodes: &[Arc<ScopeNode>]) {
         let in_nodes = |n: &Arc<ScopeNode>| nodes.iter().any(|d| Arc::ptr_eq(d, n));
         let mut removed = Vec::new();
         {
@@ -699,6 +748,7 @@ impl Inner {
             self.drop_pending(p, DropReason::ScopeDisposed);
         }
         lock(&self.undo).retain(|u| !in_nodes(&u.scope));
+        crate::store::flow::on_disposed(self, removed.clone());
         self.bump();
         for name in removed {
             self.emit(|| Event::ToolUnregistered {

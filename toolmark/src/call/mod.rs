@@ -261,6 +261,12 @@ enum Front {
     },
     /// Done already: refused, or `needs_confirmation`.
     Done(Outcome),
+    /// A deferred confirmation to put in the toolmark's confirmation store.
+    Store {
+        entry: Arc<ToolEntry>,
+        input: Value,
+        decoded: Decoded,
+    },
 }
 
 impl Inner {
@@ -274,6 +280,16 @@ impl Inner {
         let caller = opts.caller;
         let outcome = match self.front(name, input, &opts) {
             Front::Done(outcome) => outcome,
+            Front::Store {
+                entry,
+                input,
+                decoded,
+            } => {
+                Box::pin(crate::store::flow::defer(
+                    self, &entry, caller, input, decoded,
+                ))
+                .await
+            }
             Front::Ready { held, fut } => {
                 self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested)
                     .await
@@ -376,6 +392,13 @@ impl Inner {
         };
         // 4. confirm
         if inline && self.config.mode(caller) == ConfirmMode::Deferred {
+            if self.shared.is_some() {
+                return Front::Store {
+                    entry,
+                    input,
+                    decoded,
+                };
+            }
             return Front::Done(crate::confirm::defer(self, &entry, caller, input, decoded));
         }
         Front::Run {

@@ -47,6 +47,9 @@ pub enum RefusalCode {
     ScopeDisposed,
     /// The scope's queue is full.
     Busy,
+    /// The confirmation store cannot be reached (connection lost, timeout): the
+    /// call was not stored, or the answer not taken, and nothing ran. Try again.
+    Unavailable,
 }
 
 impl RefusalCode {
@@ -62,6 +65,7 @@ impl RefusalCode {
             RefusalCode::Cancelled => "cancelled",
             RefusalCode::ScopeDisposed => "scope_disposed",
             RefusalCode::Busy => "busy",
+            RefusalCode::Unavailable => "unavailable",
         }
     }
 }

@@ -85,7 +85,13 @@ fn open(
     }
 }
 
-fn resolved(inner: &Inner, id: &str, entry: &ToolEntry, decision: &Decision, edited: Vec<String>) {
+pub(crate) fn resolved(
+    inner: &Inner,
+    id: &str,
+    entry: &ToolEntry,
+    decision: &Decision,
+    edited: Vec<String>,
+) {
     inner.emit(|| Event::ConfirmationResolved {
         confirm_id: id.to_owned(),
         tool: entry.name.to_string(),
@@ -95,7 +101,7 @@ fn resolved(inner: &Inner, id: &str, entry: &ToolEntry, decision: &Decision, edi
     });
 }
 
-fn rejected(decision: &Decision) -> Refusal {
+pub(crate) fn rejected(decision: &Decision) -> Refusal {
     Refusal::new(
         RefusalCode::Rejected,
         decision
@@ -106,7 +112,7 @@ fn rejected(decision: &Decision) -> Refusal {
 }
 
 /// Restore an approver's edit onto the real input and validate it.
-fn restore_and_validate(
+pub(crate) fn restore_and_validate(
     inner: &Inner,
     entry: &ToolEntry,
     original: &Value,
@@ -132,7 +138,7 @@ pub(crate) fn defer(
     let redacted = matcher.redact(&input);
     let summary = entry.summary_for(&input, &matcher);
     let changes = entry.changes_for(&input, &matcher);
-    let stale = entry.stale_check.as_ref().map(|f| f());
+    let stale = entry.stale_check.as_ref().map(|f| f.start());
     let opened = open(
         inner,
         entry,
@@ -168,6 +174,9 @@ impl Toolmark {
     /// ([`cancel_pending`](Self::cancel_pending) withdraws it).
     pub async fn confirm_pending(&self, confirm_id: &str, decision: Decision) -> Outcome {
         let inner = &self.inner;
+        if let Some(shared) = &inner.shared {
+            return crate::store::flow::confirm_pending(inner, shared, confirm_id, decision).await;
+        }
         let taken = lock(&inner.pending).take_deferred(confirm_id);
         let Some(mut p) = taken else {
             return Outcome::refused(
@@ -257,7 +266,7 @@ impl Toolmark {
 impl Inner {
     /// The run an approval starts: caller human, no signal (so the no-signal
     /// deadline applies).
-    async fn call_as_human(
+    pub(crate) async fn call_as_human(
         self: &Arc<Self>,
         entry: &Arc<ToolEntry>,
         input: Value,
@@ -562,7 +571,7 @@ fn unscrub_changes(
 }
 
 /// The refusal of an answer to a confirmation whose tool is hidden now.
-fn hidden_refusal(entry: &ToolEntry) -> Refusal {
+pub(crate) fn hidden_refusal(entry: &ToolEntry) -> Refusal {
     Refusal::new(
         RefusalCode::UnknownTool,
         format!(

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-mod flow;
+pub(crate) mod flow;
 mod queue;
 pub(crate) mod store;
 

@@ -439,24 +439,18 @@ pub(crate) fn prefix_issues(step: &str, issues: Vec<Issue>) -> Vec<Issue> {
         .collect()
 }
 
-/// A stale check: remembers `version()` when the confirmation is requested and
-/// refuses `stale` at approval when it differs.
+/// A stale check: the version is read when the confirmation is requested and
+/// again at approval, which is refused `stale` when it differs.
 pub(crate) fn stale_check<F>(version: F) -> StaleCheck
 where
     F: Fn() -> Vec<u64> + Send + Sync + 'static,
 {
-    let version = Arc::new(version);
-    Arc::new(move || {
-        let at = version();
-        let version = Arc::clone(&version);
-        Box::new(move || {
-            if version() == at {
-                Ok(())
-            } else {
-                Err(Refusal::new(RefusalCode::Stale, STALE_MESSAGE))
-            }
-        })
-    })
+    StaleCheck(Arc::new(version))
+}
+
+/// The refusal of an approval made after the form changed.
+pub(crate) fn stale_refusal() -> Refusal {
+    Refusal::new(RefusalCode::Stale, STALE_MESSAGE)
 }
 
 type SubmitFn<T> =

@@ -73,10 +73,30 @@ pub(crate) type DynRunFn =
     Arc<dyn Fn(ToolContext, Value) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
 pub(crate) type ChangesFn = Arc<dyn Fn(&Value) -> Vec<crate::Change> + Send + Sync>;
 pub(crate) type SensitiveFn = Arc<dyn Fn() -> Result<Vec<String>, String> + Send + Sync>;
-/// Taken when a deferred confirmation is requested; the closure it returns is run at
-/// approval and refuses (`stale`) when the world changed in between.
-pub(crate) type StaleCheck =
-    Arc<dyn Fn() -> Box<dyn Fn() -> Result<(), crate::Refusal> + Send + Sync> + Send + Sync>;
+/// A form's (or wizard's) version: read when a deferred confirmation is requested
+/// and again at approval, which is refused (`stale`) when it changed in between.
+#[derive(Clone)]
+pub(crate) struct StaleCheck(pub(crate) Arc<dyn Fn() -> Vec<u64> + Send + Sync>);
+
+impl StaleCheck {
+    /// The version now.
+    pub(crate) fn version(&self) -> Vec<u64> {
+        (self.0)()
+    }
+
+    /// Remember the version now; the closure refuses `stale` once it changed.
+    pub(crate) fn start(&self) -> Box<dyn Fn() -> Result<(), crate::Refusal> + Send + Sync> {
+        let at = self.version();
+        let check = self.clone();
+        Box::new(move || {
+            if check.version() == at {
+                Ok(())
+            } else {
+                Err(crate::forms::form::stale_refusal())
+            }
+        })
+    }
+}
 
 /// A `State<T>` a tool extracts: checked at registration (`missing_state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

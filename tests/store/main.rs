@@ -1,0 +1,166 @@
+//! Confirmation stores (feature `redis`): the deferred-confirmation rules on every
+//! store (`rules`), two instances on one Redis (`instances`), secrets and tampering
+//! (`secrets`), and a Redis that goes away mid-test (`faults`).
+//!
+//! The Redis tests read `TOOLMARK_REDIS_URL` (.ci/run starts a redis-server and
+//! sets it). Without it they are skipped with a loud message, except under CI
+//! (`CI` set), where its absence fails them.
+
+mod faults;
+mod instances;
+mod rules;
+mod secrets;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use toolmark::store::{RedisStore, RedisStoreOptions};
+use toolmark::{
+    Bridge, BridgeMessage, CallOptions, Caller, Effect, Outcome, PendingConfirmation, ToolSpec,
+    Toolmark,
+};
+
+/// The seal key every test instance shares.
+pub(crate) const KEY: [u8; 32] = *b"0123456789abcdef0123456789abcdef";
+
+/// The Redis URL, or `None` (skip) outside CI; under CI its absence fails.
+pub(crate) fn redis_url() -> Option<String> {
+    match std::env::var("TOOLMARK_REDIS_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "TOOLMARK_REDIS_URL is not set under CI: .ci/run starts redis-server and sets it"
+            );
+            eprintln!(
+                "\n!!!!!!!! SKIPPED: TOOLMARK_REDIS_URL is not set. Start a redis-server and set \
+                 TOOLMARK_REDIS_URL=redis://127.0.0.1:PORT/ to run the Redis store tests !!!!!!!!\n"
+            );
+            None
+        }
+    }
+}
+
+/// A key prefix no other test uses.
+pub(crate) fn prefix() -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "tmtest-{}-{nanos}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// A new connection to the test Redis under `prefix`.
+pub(crate) async fn redis(url: &str, prefix: &str) -> RedisStore {
+    RedisStore::connect_with(url, RedisStoreOptions::default().prefix(prefix))
+        .await
+        .expect("the test Redis is reachable")
+}
+
+/// A consequential tool that counts its runs and returns its caller and input.
+pub(crate) fn guarded(name: &str, runs: &Arc<AtomicUsize>) -> ToolSpec {
+    let runs = runs.clone();
+    ToolSpec::new(name, format!("Send ({name})"))
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"title": {"type": "string"}, "n": {"type": "integer"}},
+            "additionalProperties": false
+        }))
+        .effect(Effect::Consequential)
+        .summary("Create challenge \"{title}\"")
+        .handler(move |ctx, input| {
+            let runs = runs.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                Ok(json!({"caller": ctx.caller(), "input": input}))
+            }
+        })
+}
+
+/// A consequential tool with sensitive values (`pin`, `cards[].cvc`) that records
+/// the inputs it ran with and returns only the title.
+pub(crate) fn pay(seen: &Arc<Mutex<Vec<Value>>>) -> ToolSpec {
+    let seen = seen.clone();
+    ToolSpec::new("pay", "Pay with cards")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "pin": {"type": "string"},
+                "cards": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"number": {"type": "string"}, "cvc": {"type": "string"}},
+                        "required": ["number", "cvc"]
+                    }
+                }
+            },
+            "required": ["title", "cards"]
+        }))
+        .effect(Effect::Consequential)
+        .sensitive(["cards[].cvc", "pin"])
+        .summary("Pay \"{title}\" with pin {pin}")
+        .handler(move |_ctx, input| {
+            let seen = seen.clone();
+            async move {
+                let title = input["title"].clone();
+                seen.lock().unwrap().push(input);
+                Ok(json!({"paid": title}))
+            }
+        })
+}
+
+pub(crate) fn runs() -> Arc<AtomicUsize> {
+    Arc::new(AtomicUsize::new(0))
+}
+
+pub(crate) fn count(runs: &Arc<AtomicUsize>) -> usize {
+    runs.load(Ordering::SeqCst)
+}
+
+pub(crate) fn opts(caller: Caller) -> CallOptions {
+    CallOptions::new(caller)
+}
+
+/// Call `name` as the in-app agent (deferred) and return the confirmation id.
+pub(crate) async fn defer(tm: &Toolmark, name: &str, input: Value) -> String {
+    let out = tm.call(name, input, opts(Caller::InApp)).await;
+    out.confirm_id()
+        .unwrap_or_else(|| panic!("expected needs_confirmation, got {out:?}"))
+        .to_owned()
+}
+
+/// The pending confirmations (from the store when there is one).
+pub(crate) async fn list(tm: &Toolmark) -> Vec<PendingConfirmation> {
+    tm.pending_confirmations_async()
+        .await
+        .expect("the store is reachable")
+}
+
+pub(crate) async fn ids(tm: &Toolmark) -> Vec<String> {
+    list(tm).await.into_iter().map(|p| p.confirm_id).collect()
+}
+
+/// The next bridge message (bounded wait: it comes over the network).
+pub(crate) async fn next(bridge: &mut Bridge) -> (String, Outcome) {
+    match tokio::time::timeout(Duration::from_secs(10), bridge.recv())
+        .await
+        .expect("a bridge message within 10 s")
+        .expect("the bridge is open")
+    {
+        BridgeMessage::Confirmed {
+            confirm_id,
+            outcome,
+            ..
+        } => (confirm_id, outcome),
+        other => panic!("expected a confirmed message, got {other:?}"),
+    }
+}

@@ -1,0 +1,487 @@
+//! [`RedisStore`]: deferred confirmations in Redis, shared by every instance.
+//!
+//! Keys (under a prefix, default `toolmark`): `{p}:rec:{id}` the record (JSON,
+//! with a TTL), `{p}:order` (sorted set, seq → id), `{p}:exp` (expiry → id),
+//! `{p}:caller:{caller}` (per caller, seq → id), `{p}:seq` (the counter), and the
+//! pub/sub channel `{p}:bridge`. Every operation that reads and changes is one Lua
+//! script, so it is atomic across instances: a take gets a record once, and the
+//! caps evict the oldest across every instance's records.
+
+use std::time::{Duration, SystemTime};
+
+use futures_util::future::BoxFuture;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{IntoConnectionInfo, ProtocolVersion, PushKind, Script, Value as RValue};
+use tokio::sync::broadcast;
+
+use super::{to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, Evicted, StoreError};
+use crate::Caller;
+
+/// Options of [`RedisStore::connect_with`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RedisStoreOptions {
+    /// The key prefix (default `"toolmark"`): instances that share confirmations
+    /// use the same one.
+    pub prefix: String,
+    /// How long one operation may take before it fails `unavailable` (default 2 s).
+    pub timeout: Duration,
+    /// How long Redis keeps a record past its expiry (default 1 hour): a backstop
+    /// for records no instance swept. The toolmark's clock, not this TTL, decides
+    /// whether a confirmation expired.
+    pub ttl_grace: Duration,
+}
+
+impl Default for RedisStoreOptions {
+    fn default() -> Self {
+        RedisStoreOptions {
+            prefix: "toolmark".to_owned(),
+            timeout: Duration::from_secs(2),
+            ttl_grace: Duration::from_secs(3600),
+        }
+    }
+}
+
+impl RedisStoreOptions {
+    /// These options with another key prefix.
+    #[must_use]
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// These options with another operation timeout.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+}
+
+/// A [`ConfirmStore`] in Redis (feature `redis`): every instance of the app given
+/// the same URL and prefix shares the pending confirmations, and a resolution on
+/// one instance reaches every instance's bridge over Redis pub/sub.
+///
+/// It reconnects on its own; while Redis cannot be reached, calls that need a
+/// confirmation and approvals are refused `unavailable` (nothing runs, nothing
+/// stored before is lost), and bridge messages published meanwhile are missed by
+/// the other instances.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use toolmark::store::RedisStore;
+/// let store = RedisStore::connect("redis://127.0.0.1:6379").await?;
+/// let key: [u8; 32] = *b"an app secret of thirty-two byte"; // load yours from a secret store
+/// let tm = toolmark::Toolmark::builder().confirm_store(store).seal_key(key).build()?;
+/// # let _ = tm; Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct RedisStore {
+    conn: ConnectionManager,
+    options: RedisStoreOptions,
+    bus: broadcast::Sender<String>,
+    /// The heartbeat stops when the last clone is dropped.
+    _alive: std::sync::Arc<()>,
+}
+
+/// How often an idle store pings Redis, so that after a fault the connection (and
+/// with it the bridge subscription) comes back without waiting for traffic.
+const HEARTBEAT: Duration = Duration::from_millis(500);
+
+async fn heartbeat(mut conn: ConnectionManager, alive: std::sync::Weak<()>, timeout: Duration) {
+    loop {
+        tokio::time::sleep(HEARTBEAT).await;
+        if alive.upgrade().is_none() {
+            return;
+        }
+        let ping = redis::cmd("PING");
+        let _ = tokio::time::timeout(timeout, ping.query_async::<String>(&mut conn)).await;
+    }
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("prefix", &self.options.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unavailable(e: impl std::fmt::Display) -> StoreError {
+    StoreError::unavailable(e.to_string())
+}
+
+/// Remove one id from every index and return its record and seq.
+const REMOVE: &str = r"
+local function remove(p, id, callers)
+  local v = redis.call('GET', p .. ':rec:' .. id)
+  local s = redis.call('ZSCORE', p .. ':order', id)
+  redis.call('DEL', p .. ':rec:' .. id)
+  redis.call('ZREM', p .. ':order', id)
+  redis.call('ZREM', p .. ':exp', id)
+  for _, c in ipairs(callers) do redis.call('ZREM', p .. ':caller:' .. c, id) end
+  return v, s
+end
+local function oldest(p, key, callers)
+  while true do
+    local r = redis.call('ZRANGE', key, 0, 0)
+    if #r == 0 then return nil end
+    if redis.call('EXISTS', p .. ':rec:' .. r[1]) == 1 then return r[1] end
+    remove(p, r[1], callers)
+  end
+end
+";
+
+/// ARGV: prefix, id, json, caller, expires_ms, ttl_ms, max, per_caller, hard, callers…
+const PUT: &str = r"
+local p, id, json, caller = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local exp, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
+local max, share, hard = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9] == '1'
+local callers = {}
+for i = 10, #ARGV do callers[#callers + 1] = ARGV[i] end
+local seq = redis.call('INCR', p .. ':seq')
+redis.call('SET', p .. ':rec:' .. id, json, 'PX', ttl)
+redis.call('ZADD', p .. ':order', seq, id)
+redis.call('ZADD', p .. ':exp', exp, id)
+redis.call('ZADD', p .. ':caller:' .. caller, seq, id)
+local out = {tostring(seq)}
+local function evict(vid, cap)
+  local v, s = remove(p, vid, callers)
+  if v then
+    out[#out + 1] = v
+    out[#out + 1] = tostring(s)
+    out[#out + 1] = cap
+  end
+end
+local mine = p .. ':caller:' .. caller
+if hard then
+  while redis.call('ZCARD', mine) > share do
+    local v = oldest(p, mine, callers)
+    if not v then break end
+    evict(v, 'per_caller')
+  end
+end
+while redis.call('ZCARD', p .. ':order') > max do
+  local victim, cap = nil, 'global'
+  if redis.call('ZCARD', mine) > share then
+    victim, cap = oldest(p, mine, callers), 'per_caller'
+  else
+    local best, bestseq = nil, nil
+    for _, c in ipairs(callers) do
+      local key = p .. ':caller:' .. c
+      if redis.call('ZCARD', key) > share then
+        local r = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+        if #r > 0 and (bestseq == nil or tonumber(r[2]) < bestseq) then
+          best, bestseq = key, tonumber(r[2])
+        end
+      end
+    end
+    if best then
+      victim, cap = oldest(p, best, callers), 'per_caller'
+    else
+      victim = oldest(p, p .. ':order', callers)
+    end
+  end
+  if not victim then break end
+  evict(victim, cap)
+end
+return out
+";
+
+/// ARGV: prefix, id, callers…
+const TAKE: &str = r"
+local p, id = ARGV[1], ARGV[2]
+local callers = {}
+for i = 3, #ARGV do callers[#callers + 1] = ARGV[i] end
+local v, s = remove(p, id, callers)
+if not v then return {} end
+return {v, tostring(s)}
+";
+
+/// ARGV: prefix, id, json, seq, caller, expires_ms, ttl_ms
+const RESTORE: &str = r"
+local p, id = ARGV[1], ARGV[2]
+redis.call('SET', p .. ':rec:' .. id, ARGV[3], 'PX', tonumber(ARGV[7]))
+redis.call('ZADD', p .. ':order', ARGV[4], id)
+redis.call('ZADD', p .. ':exp', ARGV[6], id)
+redis.call('ZADD', p .. ':caller:' .. ARGV[5], ARGV[4], id)
+return 1
+";
+
+/// ARGV: prefix
+const LIST: &str = r"
+local p = ARGV[1]
+local ids = redis.call('ZRANGE', p .. ':order', 0, -1, 'WITHSCORES')
+local out = {}
+for i = 1, #ids, 2 do
+  local v = redis.call('GET', p .. ':rec:' .. ids[i])
+  if v then
+    out[#out + 1] = v
+    out[#out + 1] = ids[i + 1]
+  end
+end
+return out
+";
+
+/// ARGV: prefix, now_ms, callers…
+const EXPIRED: &str = r"
+local p = ARGV[1]
+local callers = {}
+for i = 3, #ARGV do callers[#callers + 1] = ARGV[i] end
+local ids = redis.call('ZRANGEBYSCORE', p .. ':exp', '-inf', ARGV[2])
+local out = {}
+for _, id in ipairs(ids) do
+  local v, s = remove(p, id, callers)
+  if v then
+    out[#out + 1] = v
+    out[#out + 1] = tostring(s)
+  end
+end
+return out
+";
+
+fn script(body: &str) -> Script {
+    Script::new(&format!("{REMOVE}\n{body}"))
+}
+
+struct Scripts {
+    put: Script,
+    take: Script,
+    restore: Script,
+    list: Script,
+    expired: Script,
+}
+
+fn scripts() -> &'static Scripts {
+    static SCRIPTS: std::sync::OnceLock<Scripts> = std::sync::OnceLock::new();
+    SCRIPTS.get_or_init(|| Scripts {
+        put: script(PUT),
+        take: script(TAKE),
+        restore: script(RESTORE),
+        list: script(LIST),
+        expired: script(EXPIRED),
+    })
+}
+
+/// A record and its seq, read back.
+fn read_record(json: &str, seq: &str) -> Result<ConfirmRecord, StoreError> {
+    let mut r: ConfirmRecord = serde_json::from_str(json).map_err(|_| StoreError::Corrupt {
+        id: String::from("?"),
+    })?;
+    r.seq = seq.parse::<f64>().map_or(0, |s| s as u64);
+    Ok(r)
+}
+
+fn pairs(out: &[String]) -> Result<Vec<ConfirmRecord>, StoreError> {
+    out.chunks(2)
+        .filter(|c| c.len() == 2)
+        .map(|c| read_record(&c[0], &c[1]))
+        .collect()
+}
+
+impl RedisStore {
+    /// Connect to `url` (`redis://host:port/db`) with the default options.
+    pub async fn connect(url: &str) -> Result<RedisStore, StoreError> {
+        RedisStore::connect_with(url, RedisStoreOptions::default()).await
+    }
+
+    /// Connect to `url` with `options`. Fails `unavailable` when Redis cannot be
+    /// reached now.
+    pub async fn connect_with(
+        url: &str,
+        options: RedisStoreOptions,
+    ) -> Result<RedisStore, StoreError> {
+        let info = url.into_connection_info().map_err(unavailable)?;
+        // RESP3: the bridge subscription shares the connection and is renewed
+        // after a reconnect.
+        let settings = info
+            .redis_settings()
+            .clone()
+            .set_protocol(ProtocolVersion::RESP3);
+        let info = info.set_redis_settings(settings);
+        let client = redis::Client::open(info).map_err(unavailable)?;
+        let (bus, _) = broadcast::channel(1024);
+        let tx = bus.clone();
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(options.timeout))
+            .set_response_timeout(Some(options.timeout))
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_millis(500))
+            .set_automatic_resubscription()
+            .set_push_sender(move |info: redis::PushInfo| {
+                if info.kind == PushKind::Message {
+                    if let Some(RValue::BulkString(bytes)) = info.data.get(1) {
+                        if let Ok(text) = String::from_utf8(bytes.clone()) {
+                            let _ = tx.send(text);
+                        }
+                    }
+                }
+                Ok::<(), std::convert::Infallible>(())
+            });
+        let mut conn = tokio::time::timeout(
+            options.timeout,
+            client.get_connection_manager_with_config(config),
+        )
+        .await
+        .map_err(|_| unavailable("connection timed out"))?
+        .map_err(unavailable)?;
+        let channel = format!("{}:bridge", options.prefix);
+        tokio::time::timeout(options.timeout, conn.subscribe(&channel))
+            .await
+            .map_err(|_| unavailable("subscribe timed out"))?
+            .map_err(unavailable)?;
+        let alive = std::sync::Arc::new(());
+        tokio::spawn(heartbeat(
+            conn.clone(),
+            std::sync::Arc::downgrade(&alive),
+            options.timeout,
+        ));
+        Ok(RedisStore {
+            conn,
+            options,
+            bus,
+            _alive: alive,
+        })
+    }
+
+    async fn run<T: redis::FromRedisValue>(
+        &self,
+        inv: redis::ScriptInvocation<'_>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn.clone();
+        tokio::time::timeout(self.options.timeout, inv.invoke_async(&mut conn))
+            .await
+            .map_err(|_| unavailable("the operation timed out"))?
+            .map_err(unavailable)
+    }
+
+    fn ttl_ms(&self, record: &ConfirmRecord, now: SystemTime) -> u64 {
+        let left = record.expires_ms.saturating_sub(to_ms(now));
+        let grace = u64::try_from(self.options.ttl_grace.as_millis()).unwrap_or(u64::MAX);
+        left.saturating_add(grace).max(1)
+    }
+
+    fn callers() -> impl Iterator<Item = &'static str> {
+        Caller::ALL.iter().map(|c| c.as_str())
+    }
+}
+
+impl ConfirmStore for RedisStore {
+    fn put(
+        &self,
+        record: ConfirmRecord,
+        caps: Caps,
+    ) -> BoxFuture<'_, Result<Vec<Evicted>, StoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(&record).map_err(|_| StoreError::Corrupt {
+                id: record.id.clone(),
+            })?;
+            let s = &scripts().put;
+            let mut inv = s.prepare_invoke();
+            inv.arg(&self.options.prefix)
+                .arg(&record.id)
+                .arg(json)
+                .arg(record.caller.as_str())
+                .arg(record.expires_ms)
+                .arg(self.ttl_ms(&record, record.created_at()))
+                .arg(caps.max)
+                .arg(caps.per_caller)
+                .arg(if caps.hard { "1" } else { "0" });
+            for c in Self::callers() {
+                inv.arg(c);
+            }
+            let out: Vec<String> = self.run(inv).await?;
+            out.get(1..)
+                .unwrap_or_default()
+                .chunks(3)
+                .filter(|c| c.len() == 3)
+                .map(|c| {
+                    Ok(Evicted {
+                        record: read_record(&c[0], &c[1])?,
+                        cap: if c[2] == "global" {
+                            CapKind::Global
+                        } else {
+                            CapKind::PerCaller
+                        },
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn take<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
+        Box::pin(async move {
+            let s = &scripts().take;
+            let mut inv = s.prepare_invoke();
+            inv.arg(&self.options.prefix).arg(id);
+            for c in Self::callers() {
+                inv.arg(c);
+            }
+            let out: Vec<String> = self.run(inv).await?;
+            Ok(pairs(&out)?.into_iter().next())
+        })
+    }
+
+    fn restore(&self, record: ConfirmRecord) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(&record).map_err(|_| StoreError::Corrupt {
+                id: record.id.clone(),
+            })?;
+            let s = &scripts().restore;
+            let mut inv = s.prepare_invoke();
+            inv.arg(&self.options.prefix)
+                .arg(&record.id)
+                .arg(json)
+                .arg(record.seq)
+                .arg(record.caller.as_str())
+                .arg(record.expires_ms)
+                .arg(self.ttl_ms(&record, record.created_at()));
+            let _: i64 = self.run(inv).await?;
+            Ok(())
+        })
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>> {
+        Box::pin(async move {
+            let s = &scripts().list;
+            let mut inv = s.prepare_invoke();
+            inv.arg(&self.options.prefix);
+            let out: Vec<String> = self.run(inv).await?;
+            pairs(&out)
+        })
+    }
+
+    fn take_expired(
+        &self,
+        now: SystemTime,
+    ) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>> {
+        Box::pin(async move {
+            let s = &scripts().expired;
+            let mut inv = s.prepare_invoke();
+            inv.arg(&self.options.prefix).arg(to_ms(now));
+            for c in Self::callers() {
+                inv.arg(c);
+            }
+            let out: Vec<String> = self.run(inv).await?;
+            pairs(&out)
+        })
+    }
+
+    fn publish(&self, message: String) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            let channel = format!("{}:bridge", self.options.prefix);
+            let mut cmd = redis::cmd("PUBLISH");
+            cmd.arg(channel).arg(message);
+            tokio::time::timeout(self.options.timeout, cmd.query_async::<i64>(&mut conn))
+                .await
+                .map_err(|_| unavailable("publish timed out"))?
+                .map_err(unavailable)?;
+            Ok(())
+        })
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<String> {
+        self.bus.subscribe()
+    }
+}
