@@ -78,6 +78,8 @@ pub use crate::call::input::NoInput;
 pub use crate::call::outcome::{Issue, Outcome, Refusal, RefusalCode, ToolError};
 pub use crate::call::CallOptions;
 pub use crate::caller::{Caller, CallerSet, ConfirmMode};
+pub use crate::confirm::policy;
+pub use crate::confirm::policy::{Answer, Approver, For, Policy, Remembered, Rule};
 pub use crate::confirm::{
     Ask, Change, ConfirmHandler, ConfirmQueue, ConfirmRequest, ConfirmResult, Decision,
     PendingConfirmation, QueueHandler,

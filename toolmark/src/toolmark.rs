@@ -48,6 +48,7 @@ pub(crate) struct Config {
     pub(crate) undo_limit: usize,
     pub(crate) scrub_panics: bool,
     pub(crate) max_abandoned_sync_runs: usize,
+    pub(crate) policy: Option<crate::policy::Policy>,
 }
 
 impl Config {
@@ -224,6 +225,16 @@ impl ToolmarkBuilder {
         self
     }
 
+    /// The approval policy: rules that allow, deny or keep asking for calls that
+    /// need the user's approval, tried in order, first match wins (see
+    /// [`policy`](crate::policy)). [`build`](Self::build) fails `invalid_option`
+    /// when a rule has no id, two rules share one, or a rule names an empty tool
+    /// or scope.
+    pub fn policy(mut self, policy: crate::policy::Policy) -> Self {
+        self.config.policy = Some(policy);
+        self
+    }
+
     /// The capacity of the [`events`](Toolmark::events) broadcast (default 1024).
     pub fn event_capacity(mut self, capacity: usize) -> Self {
         self.event_capacity = capacity;
@@ -255,6 +266,12 @@ impl ToolmarkBuilder {
         if self.config.limits.max_depth == 0 {
             return Err(invalid("max_input_depth", "must be at least 1"));
         }
+        if let Some(Err(reason)) = self.config.policy.as_ref().map(|p| p.check()) {
+            return Err(ConfigError::InvalidOption {
+                option: "policy",
+                reason,
+            });
+        }
         if self.config.scrub_panics {
             crate::call::install_panic_hook();
         }
@@ -278,6 +295,7 @@ impl ToolmarkBuilder {
                 shut_down: AtomicBool::new(false),
                 undo: Mutex::new(VecDeque::new()),
                 sync_abandoned: Arc::default(),
+                remembered: Mutex::default(),
             }),
         })
     }
@@ -331,6 +349,8 @@ pub(crate) struct Inner {
     pub(crate) undo: Mutex<VecDeque<UndoEntry>>,
     /// Abandoned sync runs still on their threads.
     pub(crate) sync_abandoned: Arc<std::sync::atomic::AtomicUsize>,
+    /// Remembered approval decisions.
+    pub(crate) remembered: Mutex<crate::confirm::remember::RememberedSet>,
 }
 
 /// The runtime: registered tools, their scopes, queues and confirmations.
@@ -402,6 +422,7 @@ impl Toolmark {
                 undo_limit: 100,
                 scrub_panics: true,
                 max_abandoned_sync_runs: 16,
+                policy: None,
             },
             mode_errors: Vec::new(),
             event_capacity: 1024,

@@ -7,7 +7,8 @@
 //! 1. lookup — unknown or hidden → `unknown_tool`
 //! 2. allow — the caller is allowed, and has a confirmation path if needed → `not_allowed`
 //! 3. validate — limits, then the typed decode → `invalid` with issues
-//! 4. confirm — guarded tool, non-human caller: deferred → `needs_confirmation`;
+//! 4. confirm — guarded tool, non-human caller: the app's policy, then a remembered
+//!    decision (allow → run, deny → `rejected`), else deferred → `needs_confirmation`;
 //!    inline → the confirm handler
 //! 5. enqueue — the scope's FIFO (`busy`, `scope_disposed`, `cancelled`)
 //! 6. run — under the deadline; abort → grace → abandon
@@ -43,6 +44,7 @@ use crate::call::context::{CallShared, Deadline, Origin, Progress, ProgressFn, S
 use crate::call::gate::GatePermit;
 use crate::call::input::{check_input, check_limits, json_type, UnknownCheck};
 use crate::call::outcome::MAX_ISSUES;
+use crate::confirm::remember::{before_asking, Gate};
 use crate::event::Event;
 use crate::scope::ScopeNode;
 use crate::sensitive::{scrub, withhold_value, Matcher};
@@ -63,6 +65,8 @@ pub struct CallOptions {
     /// Made by `ctx.call`: may run inside the queue slot an enclosing run holds.
     pub(crate) nested: bool,
     pub(crate) confirm: Option<Arc<dyn ConfirmHandler>>,
+    /// The client session the call belongs to (for session-remembered decisions).
+    pub(crate) session: Option<Arc<str>>,
 }
 
 impl CallOptions {
@@ -74,6 +78,7 @@ impl CallOptions {
             progress: None,
             nested: false,
             confirm: None,
+            session: None,
         }
     }
 
@@ -104,6 +109,17 @@ impl CallOptions {
         self
     }
 
+    /// The client session this call belongs to (an MCP session id, say): a
+    /// decision remembered [`For::Session`](crate::policy::For::Session) on a call
+    /// of this session covers later calls of the same session only, until
+    /// [`Toolmark::end_session`]. Without one, calls share one session that lasts
+    /// as long as the Toolmark. The id is kept out of events and listings.
+    #[must_use]
+    pub fn session(mut self, id: impl Into<String>) -> Self {
+        self.session = Some(Arc::from(id.into()));
+        self
+    }
+
     /// The caller.
     pub fn caller(&self) -> Caller {
         self.caller
@@ -116,6 +132,7 @@ impl fmt::Debug for CallOptions {
             .field("caller", &self.caller)
             .field("signal", &self.signal.is_some())
             .field("confirm_handler", &self.confirm.is_some())
+            .field("session", &self.session.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -222,7 +239,8 @@ enum Front {
         entry: Arc<ToolEntry>,
         input: Value,
         decoded: Decoded,
-        inline: bool,
+        /// Ask inline first, with this context.
+        ask: Option<crate::confirm::policy::AskCtx>,
     },
     /// Done already: refused, or `needs_confirmation`.
     Done(Outcome),
@@ -247,9 +265,9 @@ impl Inner {
                 entry,
                 input,
                 decoded,
-                inline,
+                ask,
             } => {
-                let confirmed = if inline {
+                let confirmed = if let Some(ask) = ask {
                     // Boxed: keeps the hot path's future small.
                     Box::pin(crate::confirm::inline_confirm(
                         self,
@@ -259,6 +277,7 @@ impl Inner {
                         decoded,
                         opts.signal.as_ref(),
                         opts.confirm.clone(),
+                        ask,
                     ))
                     .await
                 } else {
@@ -333,15 +352,26 @@ impl Inner {
             Ok(v) => v,
             Err(r) => return Front::Done(r.into()),
         };
-        // 4. confirm
-        if inline && self.config.mode(caller) == ConfirmMode::Deferred {
-            return Front::Done(crate::confirm::defer(self, &entry, caller, input, decoded));
-        }
+        // 4. confirm: the policy and remembered decisions first, then ask
+        let ask = if inline {
+            match before_asking(self, &entry, caller, opts.session.as_deref()) {
+                Gate::Run => None,
+                Gate::Done(outcome) => return Front::Done(outcome),
+                Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
+                    return Front::Done(crate::confirm::defer(
+                        self, &entry, caller, input, decoded, ask,
+                    ));
+                }
+                Gate::Ask(ask) => Some(ask),
+            }
+        } else {
+            None
+        };
         Front::Run {
             entry,
             input,
             decoded,
-            inline,
+            ask,
         }
     }
 

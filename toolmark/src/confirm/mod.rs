@@ -6,7 +6,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 mod flow;
+pub mod policy;
 mod queue;
+pub(crate) mod remember;
 pub(crate) mod store;
 
 pub(crate) use flow::{ctx_confirm, defer, inline_confirm};
@@ -223,18 +225,38 @@ impl fmt::Debug for ConfirmResult {
 ///
 /// Any `Fn(ConfirmRequest) -> impl Future<Output = Decision>` closure is a handler;
 /// [`ConfirmQueue::handler`] gives one that a UI renders from.
+///
+/// A closure may also resolve with a [`policy::Answer`]
+/// (`Decision::approve().by("user-42").remember(For::Session)`): the runtime
+/// asks a handler through [`answer`](Self::answer), which keeps who decided and
+/// whether to remember it.
 pub trait ConfirmHandler: Send + Sync + 'static {
     /// Ask the user; resolve with their decision.
     fn confirm(&self, request: ConfirmRequest) -> BoxFuture<'static, Decision>;
+
+    /// Ask the user; resolve with their decision, who made it and whether to
+    /// remember it. What the runtime calls; by default the [`confirm`](Self::confirm)
+    /// decision with neither.
+    fn answer(&self, request: ConfirmRequest) -> BoxFuture<'static, policy::Answer> {
+        let decision = self.confirm(request);
+        Box::pin(async move { policy::Answer::from(decision.await) })
+    }
 }
 
 impl<F, Fut> ConfirmHandler for F
 where
     F: Fn(ConfirmRequest) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Decision> + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Into<policy::Answer>,
 {
     fn confirm(&self, request: ConfirmRequest) -> BoxFuture<'static, Decision> {
-        Box::pin(self(request))
+        let fut = self(request);
+        Box::pin(async move { fut.await.into().into_parts().0 })
+    }
+
+    fn answer(&self, request: ConfirmRequest) -> BoxFuture<'static, policy::Answer> {
+        let fut = self(request);
+        Box::pin(async move { fut.await.into() })
     }
 }
 
