@@ -185,7 +185,11 @@ async fn the_queue_answers_with_an_identity() {
 #[tokio::test]
 async fn ctx_confirm_answers_are_attributed() {
     let tm = Toolmark::builder()
-        .confirm_handler(|_req| async { Decision::approve().by("u-5") })
+        .confirm_handler(|_req| async {
+            Decision::approve()
+                .by("u-5")
+                .remember(toolmark::For::Always)
+        })
         .build()
         .unwrap();
     tm.scope("a")

@@ -373,3 +373,25 @@ async fn a_remembered_decision_emits_decision_remembered_without_the_session_id(
     }
     assert!(found);
 }
+
+#[tokio::test]
+async fn at_most_4096_are_kept_and_the_oldest_goes_first() {
+    let (tm, _) = with_tools(
+        Toolmark::builder()
+            .confirm_handler(|_req| async { Decision::approve().remember(For::Session) }),
+    );
+    for i in 0..4097 {
+        let out = tm
+            .call(
+                "mail.send",
+                json!({}),
+                session(Caller::Mcp, &format!("s{i}")),
+            )
+            .await;
+        assert!(out.is_ok());
+    }
+    assert_eq!(tm.remembered().len(), 4096);
+    // The first session's decision was dropped, the second's is kept.
+    assert_eq!(tm.end_session("s0"), 0);
+    assert_eq!(tm.end_session("s1"), 1);
+}

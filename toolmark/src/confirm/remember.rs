@@ -232,8 +232,8 @@ pub(crate) fn person_check(ask: &AskCtx, approver: &Approver) -> Result<(), Stri
     })
 }
 
-/// Remember a decision when asked to: never an approval of a tool with sensitive
-/// paths (see the `policy` docs), never one that was not made by an approver.
+/// Remember an approver's decision when asked to: never an approval of a tool with
+/// sensitive paths (see the `policy` docs).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn remember(
     inner: &Inner,
@@ -246,12 +246,6 @@ pub(crate) fn remember(
     approver: &Approver,
 ) {
     let Some(duration) = duration else { return };
-    if matches!(
-        approver,
-        Approver::Policy { .. } | Approver::Remembered { .. }
-    ) {
-        return;
-    }
     if approved && entry.has_sensitive() {
         tracing::debug!(
             target: "toolmark",
