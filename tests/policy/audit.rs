@@ -6,6 +6,8 @@ use toolmark::{
     Approver, Ask, Caller, ConfirmQueue, Decision, Effect, Event, Policy, Rule, ToolSpec, Toolmark,
 };
 
+use toolmark::policy::answering;
+
 use crate::*;
 
 #[tokio::test]
@@ -185,11 +187,11 @@ async fn the_queue_answers_with_an_identity() {
 #[tokio::test]
 async fn ctx_confirm_answers_are_attributed() {
     let tm = Toolmark::builder()
-        .confirm_handler(|_req| async {
+        .confirm_handler(answering(|_req| async {
             Decision::approve()
                 .by("u-5")
                 .remember(toolmark::For::Always)
-        })
+        }))
         .build()
         .unwrap();
     tm.scope("a")
@@ -213,7 +215,9 @@ async fn ctx_confirm_answers_are_attributed() {
 #[tokio::test]
 async fn the_audit_carries_no_sensitive_value() {
     let tm = Toolmark::builder()
-        .confirm_handler(|_req| async { Decision::approve_with(json!({"pin": "9876"})).by("u") })
+        .confirm_handler(answering(|_req| async {
+            Decision::approve_with(json!({"pin": "9876"})).by("u")
+        }))
         .policy(Policy::new().rule(Rule::ask("doors").scope("door")))
         .build()
         .unwrap();

@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
+use toolmark::policy::answering;
 use toolmark::{
-    Answer, Approver, CallOptions, Caller, ConfirmMode, ConfirmRequest, Decision, Effect, Event,
-    Events, Outcome, RefusalCode, ToolSpec, Toolmark, ToolmarkBuilder,
+    Answer, Approver, CallOptions, Caller, ConfirmHandler, ConfirmMode, ConfirmRequest, Decision,
+    Effect, Event, Events, Outcome, RefusalCode, ToolSpec, Toolmark, ToolmarkBuilder,
 };
 
 /// A tool with `effect` that counts its runs and returns its caller.
@@ -58,17 +59,17 @@ impl Asker {
     pub(crate) fn handler<A>(
         &self,
         answer: impl Fn() -> A + Send + Sync + 'static,
-    ) -> impl Fn(ConfirmRequest) -> std::future::Ready<Answer> + Send + Sync + 'static
+    ) -> impl ConfirmHandler
     where
         A: Into<Answer>,
     {
         let asked = self.asked.clone();
         let seen = self.seen.clone();
-        move |req| {
+        answering(move |req| {
             asked.fetch_add(1, Ordering::SeqCst);
             seen.lock().unwrap().push(req);
             std::future::ready(answer().into())
-        }
+        })
     }
 }
 

@@ -4,6 +4,8 @@
 use serde_json::json;
 use toolmark::{Approver, Caller, Decision, Effect, For, Policy, Rule, Toolmark};
 
+use toolmark::policy::answering;
+
 use crate::*;
 
 fn person_policy() -> Policy {
@@ -147,13 +149,9 @@ async fn a_remembered_client_approval_does_not_cover_a_person_only_call() {
 
 #[tokio::test]
 async fn a_remembered_person_approval_covers_a_person_only_call() {
-    let (tm, r) = with_tools(
-        Toolmark::builder()
-            .policy(person_policy())
-            .confirm_handler(|_req| async {
-                Decision::approve().by("user-1").remember(For::Session)
-            }),
-    );
+    let (tm, r) = with_tools(Toolmark::builder().policy(person_policy()).confirm_handler(
+        answering(|_req| async { Decision::approve().by("user-1").remember(For::Session) }),
+    ));
     let mut events = tm.events();
     assert!(tm
         .call("pay.send", json!({}), opts(Caller::Mcp))

@@ -8,6 +8,8 @@ use serde_json::json;
 use toolmark::clock::ManualClock;
 use toolmark::{Approver, Caller, Decision, Effect, For, ToolSpec, Toolmark};
 
+use toolmark::policy::answering;
+
 use crate::*;
 
 /// A toolmark whose handler approves with `remember` the first time and rejects
@@ -376,10 +378,9 @@ async fn a_remembered_decision_emits_decision_remembered_without_the_session_id(
 
 #[tokio::test]
 async fn at_most_4096_are_kept_and_the_oldest_goes_first() {
-    let (tm, _) = with_tools(
-        Toolmark::builder()
-            .confirm_handler(|_req| async { Decision::approve().remember(For::Session) }),
-    );
+    let (tm, _) = with_tools(Toolmark::builder().confirm_handler(answering(|_req| async {
+        Decision::approve().remember(For::Session)
+    })));
     for i in 0..4097 {
         let out = tm
             .call(

@@ -226,10 +226,10 @@ impl fmt::Debug for ConfirmResult {
 /// Any `Fn(ConfirmRequest) -> impl Future<Output = Decision>` closure is a handler;
 /// [`ConfirmQueue::handler`] gives one that a UI renders from.
 ///
-/// A closure may also resolve with a [`policy::Answer`]
-/// (`Decision::approve().by("user-42").remember(For::Session)`): the runtime
-/// asks a handler through [`answer`](Self::answer), which keeps who decided and
-/// whether to remember it.
+/// To say who decided and whether to remember it, answer with a
+/// [`policy::Answer`] (`Decision::approve().by("user-42").remember(For::Session)`):
+/// wrap such a closure in [`policy::answering`], or implement
+/// [`answer`](Self::answer), which is what the runtime calls.
 pub trait ConfirmHandler: Send + Sync + 'static {
     /// Ask the user; resolve with their decision.
     fn confirm(&self, request: ConfirmRequest) -> BoxFuture<'static, Decision>;
@@ -246,17 +246,10 @@ pub trait ConfirmHandler: Send + Sync + 'static {
 impl<F, Fut> ConfirmHandler for F
 where
     F: Fn(ConfirmRequest) -> Fut + Send + Sync + 'static,
-    Fut: Future + Send + 'static,
-    Fut::Output: Into<policy::Answer>,
+    Fut: Future<Output = Decision> + Send + 'static,
 {
     fn confirm(&self, request: ConfirmRequest) -> BoxFuture<'static, Decision> {
-        let fut = self(request);
-        Box::pin(async move { fut.await.into().into_parts().0 })
-    }
-
-    fn answer(&self, request: ConfirmRequest) -> BoxFuture<'static, policy::Answer> {
-        let fut = self(request);
-        Box::pin(async move { fut.await.into() })
+        Box::pin(self(request))
     }
 }
 

@@ -83,7 +83,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolmark::policy::{Answer, Approver, For, Policy, Rule};
+//! use toolmark::policy::{answering, Answer, Approver, For, Policy, Rule};
 //! use toolmark::{CallOptions, Caller, Decision, Effect, Event, ToolError, ToolSpec, Toolmark};
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -96,13 +96,16 @@
 //! let tm = Toolmark::builder()
 //!     .policy(policy)
 //!     // The app's approver: a real app asks its user and says who answered.
-//!     .confirm_handler(|_req| async { Decision::approve().by("user-42").remember(For::Session) })
+//!     .confirm_handler(answering(|_req| async {
+//!         Decision::approve().by("user-42").remember(For::Session)
+//!     }))
 //!     .build()
 //!     .unwrap();
 //! for (name, effect) in [("save_draft", Effect::Consequential), ("send", Effect::Consequential)] {
 //!     tm.scope("mail").register(
-//!         ToolSpec::new(name, "Mail", |_ctx, _input| async { Ok::<_, ToolError>(json!("done")) })
-//!             .effect(effect),
+//!         ToolSpec::new(name, "Mail")
+//!             .effect(effect)
+//!             .handler(|_ctx, _input| async { Ok::<_, ToolError>(json!("done")) }),
 //!     ).unwrap();
 //! }
 //! let mut events = tm.events();
@@ -137,8 +140,10 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use super::remember::Remembered;
-use super::Decision;
+use super::{ConfirmHandler, ConfirmRequest, Decision};
 use crate::{Caller, CallerSet, Effect};
+use futures_util::future::BoxFuture;
+use std::future::Future;
 
 /// The app's approval policy: rules tried in order, the first match wins. See the
 /// [module docs](self).
@@ -401,8 +406,8 @@ impl Approver {
 }
 
 /// A [`Decision`] with who made it and whether to remember it: what
-/// [`Decision::by`] and [`Decision::remember`] give. A confirm handler may return
-/// one, [`Toolmark::confirm_pending`](crate::Toolmark::confirm_pending) and
+/// [`Decision::by`] and [`Decision::remember`] give. A confirm handler made with
+/// [`answering`] returns one, [`Toolmark::confirm_pending`](crate::Toolmark::confirm_pending) and
 /// [`ConfirmQueue::answer`](crate::ConfirmQueue::answer) take one; a plain
 /// `Decision` converts into one with neither.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -447,6 +452,56 @@ impl Answer {
     /// The decision, the identity, the remembering.
     pub(crate) fn into_parts(self) -> (Decision, Option<String>, Option<For>) {
         (self.decision, self.by, self.remember)
+    }
+}
+
+/// A confirm handler from a closure that resolves with an [`Answer`] (who
+/// decided, whether to remember it): give it to
+/// [`ToolmarkBuilder::confirm_handler`](crate::ToolmarkBuilder::confirm_handler).
+/// A closure that resolves with a plain [`Decision`] is a handler as it is.
+///
+/// ```
+/// use toolmark::policy::{answering, For};
+/// use toolmark::{Decision, Toolmark};
+///
+/// let tm = Toolmark::builder()
+///     .confirm_handler(answering(|_req| async {
+///         Decision::approve().by("user-42").remember(For::Session)
+///     }))
+///     .build()
+///     .unwrap();
+/// # drop(tm);
+/// ```
+pub fn answering<F, Fut>(f: F) -> Answering<F>
+where
+    F: Fn(ConfirmRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Answer> + Send + 'static,
+{
+    Answering(f)
+}
+
+/// The handler made by [`answering`].
+#[derive(Clone)]
+pub struct Answering<F>(F);
+
+impl<F> fmt::Debug for Answering<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Answering")
+    }
+}
+
+impl<F, Fut> ConfirmHandler for Answering<F>
+where
+    F: Fn(ConfirmRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Answer> + Send + 'static,
+{
+    fn confirm(&self, request: ConfirmRequest) -> BoxFuture<'static, Decision> {
+        let fut = (self.0)(request);
+        Box::pin(async move { fut.await.decision })
+    }
+
+    fn answer(&self, request: ConfirmRequest) -> BoxFuture<'static, Answer> {
+        Box::pin((self.0)(request))
     }
 }
 
