@@ -39,7 +39,8 @@
 //! ```
 //!
 //! Where to look: [`scope`] (groups, visibility, queues), [`ConfirmQueue`] and
-//! [`Toolmark::confirm_pending`] (confirmation), [`clock`], [`event`] (events and the
+//! [`Toolmark::confirm_pending`] (confirmation), [`policy`] (approval policies,
+//! remembered decisions, who approved), [`clock`], [`event`] (events and the
 //! bridge), [`testing`]; forms and wizards in [`form`] and [`wizard`], undo in
 //! [`ToolContext::on_undo`] and [`Toolmark::undo`].
 

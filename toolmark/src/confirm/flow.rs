@@ -325,6 +325,7 @@ impl Inner {
 /// the app's, and wait. An invalid edit asks again with
 /// the same id and the issues attached, until a valid approval, a rejection, the
 /// caller's signal or expiry.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn inline_confirm(
     inner: &Arc<Inner>,
     entry: &Arc<ToolEntry>,
