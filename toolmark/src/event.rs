@@ -21,6 +21,7 @@ use tokio::sync::{broadcast, mpsc};
 
 pub use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
+use crate::policy::{Approver, For};
 use crate::sync::lock;
 use crate::{Caller, ConfirmMode, Outcome, RefusalCode};
 
@@ -92,7 +93,9 @@ pub enum Event {
         #[serde(with = "crate::clock::rfc3339")]
         expires_at: SystemTime,
     },
-    /// A confirmation was answered.
+    /// A confirmation was answered: by an approver, by a policy rule or by a
+    /// remembered decision (those two have no `confirmation_requested` before
+    /// them, and their `confirm_id` is fresh). The audit trail of approvals.
     ConfirmationResolved {
         /// The confirmation id.
         confirm_id: String,
@@ -105,6 +108,22 @@ pub enum Event {
         /// The approver's reason.
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// Who decided (see [`policy`](crate::policy)).
+        approver: Approver,
+    },
+    /// A decision was remembered ([`Answer::remember`](crate::policy::Answer::remember)):
+    /// later calls of the tool by the caller are answered by it.
+    DecisionRemembered {
+        /// Its id (see [`Toolmark::remembered`](crate::Toolmark::remembered)).
+        remember_id: String,
+        /// Full name.
+        tool: String,
+        /// The caller it answers for.
+        caller: Caller,
+        /// Session or always.
+        duration: For,
+        /// Approve or reject.
+        approved: bool,
     },
     /// A confirmation expired (by the clock or because `max_pending` was exceeded).
     ConfirmationExpired {
@@ -183,6 +202,7 @@ impl Event {
             Event::CallFinished { .. } => "call_finished",
             Event::ConfirmationRequested { .. } => "confirmation_requested",
             Event::ConfirmationResolved { .. } => "confirmation_resolved",
+            Event::DecisionRemembered { .. } => "decision_remembered",
             Event::ConfirmationExpired { .. } => "confirmation_expired",
             Event::ConfirmationDropped { .. } => "confirmation_dropped",
             Event::ConfirmationEvicted { .. } => "confirmation_evicted",

@@ -39,7 +39,8 @@
 //! ```
 //!
 //! Where to look: [`scope`] (groups, visibility, queues), [`ConfirmQueue`] and
-//! [`Toolmark::confirm_pending`] (confirmation), [`clock`], [`event`] (events and the
+//! [`Toolmark::confirm_pending`] (confirmation), [`policy`] (approval policies,
+//! remembered decisions, who approved), [`clock`], [`event`] (events and the
 //! bridge), [`testing`]; forms and wizards in [`form`] and [`wizard`], undo in
 //! [`ToolContext::on_undo`] and [`Toolmark::undo`].
 
@@ -83,6 +84,8 @@ pub use crate::call::input::NoInput;
 pub use crate::call::outcome::{Issue, Outcome, Refusal, RefusalCode, ToolError};
 pub use crate::call::CallOptions;
 pub use crate::caller::{Caller, CallerSet, ConfirmMode};
+pub use crate::confirm::policy;
+pub use crate::confirm::policy::{Answer, Approver, For, Policy, Remembered, Rule};
 pub use crate::confirm::{
     Ask, Change, ConfirmHandler, ConfirmQueue, ConfirmRequest, ConfirmResult, Decision,
     PendingConfirmation, QueueHandler,

@@ -52,6 +52,7 @@ pub(crate) struct Config {
     pub(crate) store: Option<Arc<dyn crate::store::ConfirmStore>>,
     /// The seal key of stored confirmations.
     pub(crate) sealer: Option<crate::store::Sealer>,
+    pub(crate) policy: Option<crate::policy::Policy>,
 }
 
 impl Config {
@@ -248,6 +249,16 @@ impl ToolmarkBuilder {
         self
     }
 
+    /// The approval policy: rules that allow, deny or keep asking for calls that
+    /// need the user's approval, tried in order, first match wins (see
+    /// [`policy`](crate::policy)). [`build`](Self::build) fails `invalid_option`
+    /// when a rule has no id, two rules share one, or a rule names an empty tool
+    /// or scope.
+    pub fn policy(mut self, policy: crate::policy::Policy) -> Self {
+        self.config.policy = Some(policy);
+        self
+    }
+
     /// The capacity of the [`events`](Toolmark::events) broadcast (default 1024).
     pub fn event_capacity(mut self, capacity: usize) -> Self {
         self.event_capacity = capacity;
@@ -286,6 +297,12 @@ impl ToolmarkBuilder {
                 }
             }
         }
+        if let Some(Err(reason)) = self.config.policy.as_ref().map(|p| p.check()) {
+            return Err(ConfigError::InvalidOption {
+                option: "policy",
+                reason,
+            });
+        }
         if self.config.scrub_panics {
             crate::call::install_panic_hook();
         }
@@ -315,6 +332,7 @@ impl ToolmarkBuilder {
                 undo: Mutex::new(VecDeque::new()),
                 sync_abandoned: Arc::default(),
                 shared,
+                remembered: Mutex::default(),
             }),
         };
         if let Some(shared) = &tm.inner.shared {
@@ -374,6 +392,8 @@ pub(crate) struct Inner {
     pub(crate) sync_abandoned: Arc<std::sync::atomic::AtomicUsize>,
     /// The confirmation store, when one was set.
     pub(crate) shared: Option<crate::store::flow::Shared>,
+    /// Remembered approval decisions.
+    pub(crate) remembered: Mutex<crate::confirm::remember::RememberedSet>,
 }
 
 /// The runtime: registered tools, their scopes, queues and confirmations.
@@ -447,6 +467,7 @@ impl Toolmark {
                 max_abandoned_sync_runs: 16,
                 store: None,
                 sealer: None,
+                policy: None,
             },
             mode_errors: Vec::new(),
             event_capacity: 1024,
@@ -602,7 +623,6 @@ impl Inner {
 
     /// A registered, visible tool.
     #[inline]
-    #[inline(always)]
     pub(crate) fn lookup(&self, name: &str) -> Option<Arc<ToolEntry>> {
         let entry = self.read_registry().get(name).cloned()?;
         entry.scope.visible().then_some(entry)

@@ -7,7 +7,8 @@
 //! 1. lookup — unknown or hidden → `unknown_tool`
 //! 2. allow — the caller is allowed, and has a confirmation path if needed → `not_allowed`
 //! 3. validate — limits, then the typed decode → `invalid` with issues
-//! 4. confirm — guarded tool, non-human caller: deferred → `needs_confirmation`;
+//! 4. confirm — guarded tool, non-human caller: the app's policy, then a remembered
+//!    decision (allow → run, deny → `rejected`), else deferred → `needs_confirmation`;
 //!    inline → the confirm handler
 //! 5. enqueue — the scope's FIFO (`busy`, `scope_disposed`, `cancelled`)
 //! 6. run — under the deadline; abort → grace → abandon
@@ -45,6 +46,7 @@ use crate::call::context::{CallShared, Deadline, Origin, Progress, ProgressFn, R
 use crate::call::gate::GatePermit;
 use crate::call::input::{check_input, check_limits, json_type, UnknownCheck};
 use crate::call::outcome::MAX_ISSUES;
+use crate::confirm::remember::{before_asking, Gate};
 use crate::event::Event;
 use crate::scope::ScopeNode;
 use crate::sensitive::{scrub, withhold_value, Matcher};
@@ -68,6 +70,8 @@ pub struct CallOptions {
     pub(crate) confirm: Option<Arc<dyn ConfirmHandler>>,
     /// The log sink and the client to ask.
     pub(crate) reach: Option<Arc<Reach>>,
+    /// The client session the call belongs to (for session-remembered decisions).
+    pub(crate) session: Option<Arc<str>>,
 }
 
 impl CallOptions {
@@ -80,6 +84,7 @@ impl CallOptions {
             nested: false,
             confirm: None,
             reach: None,
+            session: None,
         }
     }
 
@@ -131,6 +136,17 @@ impl CallOptions {
         self
     }
 
+    /// The client session this call belongs to (an MCP session id, say): a
+    /// decision remembered [`For::Session`](crate::policy::For::Session) on a call
+    /// of this session covers later calls of the same session only, until
+    /// [`Toolmark::end_session`]. Without one, calls share one session that lasts
+    /// as long as the Toolmark. The id is kept out of events and listings.
+    #[must_use]
+    pub fn session(mut self, id: impl Into<String>) -> Self {
+        self.session = Some(Arc::from(id.into()));
+        self
+    }
+
     /// The caller.
     pub fn caller(&self) -> Caller {
         self.caller
@@ -151,6 +167,7 @@ impl fmt::Debug for CallOptions {
                 "client",
                 &self.reach.as_ref().is_some_and(|r| r.client.is_some()),
             )
+            .field("session", &self.session.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -257,7 +274,8 @@ enum Front {
         entry: Arc<ToolEntry>,
         input: Value,
         decoded: Decoded,
-        inline: bool,
+        /// Ask inline first, with this context.
+        ask: Option<crate::confirm::policy::AskCtx>,
     },
     /// Done already: refused, or `needs_confirmation`.
     Done(Outcome),
@@ -266,6 +284,7 @@ enum Front {
         entry: Arc<ToolEntry>,
         input: Value,
         decoded: Decoded,
+        ask: crate::confirm::policy::AskCtx,
     },
 }
 
@@ -284,9 +303,10 @@ impl Inner {
                 entry,
                 input,
                 decoded,
+                ask,
             } => {
                 Box::pin(crate::store::flow::defer(
-                    self, &entry, caller, input, decoded,
+                    self, &entry, caller, input, decoded, ask,
                 ))
                 .await
             }
@@ -298,9 +318,9 @@ impl Inner {
                 entry,
                 input,
                 decoded,
-                inline,
+                ask,
             } => {
-                let confirmed = if inline {
+                let confirmed = if let Some(ask) = ask {
                     // Boxed: keeps the hot path's future small.
                     Box::pin(crate::confirm::inline_confirm(
                         self,
@@ -310,6 +330,7 @@ impl Inner {
                         decoded,
                         opts.signal.as_ref(),
                         opts.confirm.clone(),
+                        ask,
                     ))
                     .await
                 } else {
@@ -390,22 +411,34 @@ impl Inner {
             Ok(v) => v,
             Err(r) => return Front::Done(r.into()),
         };
-        // 4. confirm
-        if inline && self.config.mode(caller) == ConfirmMode::Deferred {
-            if self.shared.is_some() {
-                return Front::Store {
-                    entry,
-                    input,
-                    decoded,
-                };
+        // 4. confirm: the policy and remembered decisions first, then ask
+        let ask = if inline {
+            match before_asking(self, &entry, caller, opts.session.as_deref()) {
+                Gate::Run => None,
+                Gate::Done(outcome) => return Front::Done(outcome),
+                Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
+                    if self.shared.is_some() {
+                        return Front::Store {
+                            entry,
+                            input,
+                            decoded,
+                            ask,
+                        };
+                    }
+                    return Front::Done(crate::confirm::defer(
+                        self, &entry, caller, input, decoded, ask,
+                    ));
+                }
+                Gate::Ask(ask) => Some(ask),
             }
-            return Front::Done(crate::confirm::defer(self, &entry, caller, input, decoded));
-        }
+        } else {
+            None
+        };
         Front::Run {
             entry,
             input,
             decoded,
-            inline,
+            ask,
         }
     }
 

@@ -8,6 +8,8 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use super::policy::{Answer, Approver, AskCtx};
+use super::remember::{person_check, remember};
 use super::store::{DropReason, Pending, PendingKind};
 use super::{
     diff_paths, new_confirm_id, Ask, ConfirmHandler, ConfirmRequest, ConfirmResult, Decision,
@@ -54,6 +56,7 @@ fn open(
     changes: Vec<super::Change>,
     redacted_input: Value,
     kind: PendingKind,
+    ask: AskCtx,
 ) -> Opened {
     let id = new_confirm_id();
     let expires_at = inner.now() + inner.config.confirm_expiry;
@@ -77,6 +80,7 @@ fn open(
         redacted_input,
         expires_at,
         kind,
+        ask,
     });
     Opened {
         id,
@@ -91,6 +95,7 @@ pub(crate) fn resolved(
     entry: &ToolEntry,
     decision: &Decision,
     edited: Vec<String>,
+    approver: &Approver,
 ) {
     inner.emit(|| Event::ConfirmationResolved {
         confirm_id: id.to_owned(),
@@ -98,6 +103,7 @@ pub(crate) fn resolved(
         approved: decision.approved,
         edited_paths: edited,
         reason: decision.reason.clone(),
+        approver: approver.clone(),
     });
 }
 
@@ -133,6 +139,7 @@ pub(crate) fn defer(
     caller: Caller,
     input: Value,
     decoded: Decoded,
+    ask: AskCtx,
 ) -> Outcome {
     let matcher = entry.matcher();
     let redacted = matcher.redact(&input);
@@ -152,6 +159,7 @@ pub(crate) fn defer(
             decoded: Some(decoded),
             stale,
         },
+        ask,
     );
     Outcome::NeedsConfirmation {
         confirm_id: opened.id,
@@ -172,10 +180,21 @@ impl Toolmark {
     /// (`when` false, here or above), any answer is refused `unknown_tool` and the
     /// confirmation stays pending until the tool shows again or it expires
     /// ([`cancel_pending`](Self::cancel_pending) withdraws it).
-    pub async fn confirm_pending(&self, confirm_id: &str, decision: Decision) -> Outcome {
+    ///
+    /// `decision` may say who decided and whether to remember it
+    /// (`Decision::approve().by("user-42").remember(For::Session)`, see
+    /// [`policy`](crate::policy)). When the policy needs a person to approve this
+    /// call, an approval without an identity is refused `not_allowed` and the
+    /// confirmation stays open.
+    pub async fn confirm_pending(&self, confirm_id: &str, decision: impl Into<Answer>) -> Outcome {
+        let (decision, by, remember_for) = decision.into().into_parts();
+        let approver = Approver::app(by.as_deref());
         let inner = &self.inner;
         if let Some(shared) = &inner.shared {
-            return crate::store::flow::confirm_pending(inner, shared, confirm_id, decision).await;
+            return crate::store::flow::confirm_pending(
+                inner, shared, confirm_id, decision, &approver,
+            )
+            .await;
         }
         let taken = lock(&inner.pending).take_deferred(confirm_id);
         let Some(mut p) = taken else {
@@ -207,10 +226,25 @@ impl Toolmark {
             });
         };
         if !decision.approved {
-            resolved(inner, confirm_id, &entry, &decision, Vec::new());
+            resolved(inner, confirm_id, &entry, &decision, Vec::new(), &approver);
+            remember(
+                inner,
+                &entry,
+                p.caller,
+                &p.ask,
+                remember_for,
+                false,
+                decision.reason.clone(),
+                &approver,
+            );
             let outcome = Outcome::Refused(rejected(&decision));
             bridge(&outcome);
             return outcome;
+        }
+        if let Err(reason) = person_check(&p.ask, &approver) {
+            // Not an answer this call can take: it stays open for one that is.
+            lock(&inner.pending).reinsert(p);
+            return Outcome::refused(RefusalCode::NotAllowed, reason);
         }
         let PendingKind::Deferred {
             input,
@@ -225,7 +259,7 @@ impl Toolmark {
         };
         if let Some(check) = stale.as_ref() {
             if let Err(refusal) = check() {
-                resolved(inner, confirm_id, &entry, &decision, Vec::new());
+                resolved(inner, confirm_id, &entry, &decision, Vec::new(), &approver);
                 let outcome = Outcome::Refused(refusal);
                 bridge(&outcome);
                 return outcome;
@@ -255,8 +289,19 @@ impl Toolmark {
                 }
             },
         };
+        let (caller, ask) = (p.caller, std::mem::take(&mut p.ask));
         drop(p);
-        resolved(inner, confirm_id, &entry, &decision, edited);
+        resolved(inner, confirm_id, &entry, &decision, edited, &approver);
+        remember(
+            inner,
+            &entry,
+            caller,
+            &ask,
+            remember_for,
+            true,
+            None,
+            &approver,
+        );
         let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
         bridge(&outcome);
         outcome
@@ -286,6 +331,7 @@ impl Inner {
 /// the app's, and wait. An invalid edit asks again with
 /// the same id and the issues attached, until a valid approval, a rejection, the
 /// caller's signal or expiry.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn inline_confirm(
     inner: &Arc<Inner>,
     entry: &Arc<ToolEntry>,
@@ -294,8 +340,22 @@ pub(crate) async fn inline_confirm(
     decoded: Decoded,
     signal: Option<&CancellationToken>,
     own: Option<Arc<dyn ConfirmHandler>>,
+    ask: AskCtx,
 ) -> Result<(Value, Decoded), Outcome> {
-    let Some(handler) = own.or_else(|| inner.config.confirm_handler.clone()) else {
+    // A call only a person of the app may approve is never put to its own client.
+    let own = own.filter(|_| !ask.person);
+    let approver_of = |by: Option<String>| match own {
+        Some(_) => Approver::Client { caller },
+        None => Approver::app(by.as_deref()),
+    };
+    let Some(handler) = own.clone().or_else(|| inner.config.confirm_handler.clone()) else {
+        if ask.person {
+            let reason = person_check(&ask, &Approver::Client { caller }).err();
+            return Err(Outcome::refused(
+                RefusalCode::Rejected,
+                reason.unwrap_or_default(),
+            ));
+        }
         return Err(Outcome::refused(
             RefusalCode::NotAllowed,
             "No confirm handler",
@@ -317,6 +377,7 @@ pub(crate) async fn inline_confirm(
         PendingKind::Inline {
             wake: Some(wake_tx),
         },
+        ask.clone(),
     );
     let _guard = OpenGuard {
         inner,
@@ -352,6 +413,8 @@ pub(crate) async fn inline_confirm(
                 }
             },
         };
+        let (decision, by, remember_for) = decision.into_parts();
+        let approver = approver_of(by);
         if !lock(&inner.pending).contains(&opened.id) {
             let reason = wake_rx.try_recv().unwrap_or(DropReason::Expired);
             return Err(Outcome::Refused(drop_refusal(reason)));
@@ -365,8 +428,21 @@ pub(crate) async fn inline_confirm(
             return Err(Outcome::Refused(drop_refusal(DropReason::Expired)));
         }
         if !decision.approved {
-            resolved(inner, &opened.id, entry, &decision, Vec::new());
+            resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
+            remember(
+                inner,
+                entry,
+                caller,
+                &ask,
+                remember_for,
+                false,
+                decision.reason.clone(),
+                &approver,
+            );
             return Err(Outcome::Refused(rejected(&decision)));
+        }
+        if let Err(reason) = person_check(&ask, &approver) {
+            return Err(Outcome::refused(RefusalCode::Rejected, reason));
         }
         // The tool was hidden while the user decided: it cannot run now.
         if !entry.scope.visible() {
@@ -374,12 +450,33 @@ pub(crate) async fn inline_confirm(
         }
         match decision.input.clone() {
             None => {
-                resolved(inner, &opened.id, entry, &decision, Vec::new());
+                resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
+                remember(
+                    inner,
+                    entry,
+                    caller,
+                    &ask,
+                    remember_for,
+                    true,
+                    None,
+                    &approver,
+                );
                 return Ok((input, decoded));
             }
             Some(edited) => match restore_and_validate(inner, entry, &input, edited) {
                 Ok((v, d)) => {
-                    resolved(inner, &opened.id, entry, &decision, diff_paths(&input, &v));
+                    let edited = diff_paths(&input, &v);
+                    resolved(inner, &opened.id, entry, &decision, edited, &approver);
+                    remember(
+                        inner,
+                        entry,
+                        caller,
+                        &ask,
+                        remember_for,
+                        true,
+                        None,
+                        &approver,
+                    );
                     return Ok((v, d));
                 }
                 Err(found) => issues = found,
@@ -390,11 +487,8 @@ pub(crate) async fn inline_confirm(
 
 /// Ask the handler, catching a panic in it (`None`): a panicking handler must not
 /// take the call's task down.
-async fn ask_handler(
-    handler: &Arc<dyn ConfirmHandler>,
-    request: ConfirmRequest,
-) -> Option<Decision> {
-    std::panic::AssertUnwindSafe(async move { handler.confirm(request).await })
+async fn ask_handler(handler: &Arc<dyn ConfirmHandler>, request: ConfirmRequest) -> Option<Answer> {
+    std::panic::AssertUnwindSafe(async move { handler.answer(request).await })
         .catch_unwind()
         .await
         .ok()
@@ -471,6 +565,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
         PendingKind::Inline {
             wake: Some(wake_tx),
         },
+        AskCtx::default(),
     );
     let _guard = OpenGuard {
         inner,
@@ -504,11 +599,14 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
             None => return ConfirmResult::denied("confirm_handler_failed"),
         },
     };
+    // Mid-run asks are attributed, never remembered.
+    let (decision, by, _) = decision.into_parts();
+    let approver = Approver::app(by.as_deref());
     if !lock(&inner.pending).contains(&opened.id) || inner.now() >= opened.expires_at {
         return ConfirmResult::denied("confirmation_expired");
     }
     if !decision.approved {
-        resolved(inner, &opened.id, entry, &decision, Vec::new());
+        resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
         return ConfirmResult::denied(
             decision
                 .reason
@@ -518,7 +616,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
     }
     match decision.input.clone() {
         None => {
-            resolved(inner, &opened.id, entry, &decision, Vec::new());
+            resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
             ConfirmResult::approved(ask.changes)
         }
         Some(edited) => match entry.matcher().restore_changes(&ask.changes, edited) {
@@ -529,7 +627,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
                     .filter(|c| !ask.changes.contains(c))
                     .map(|c| c.path.clone())
                     .collect();
-                resolved(inner, &opened.id, entry, &decision, edited);
+                resolved(inner, &opened.id, entry, &decision, edited, &approver);
                 ConfirmResult::approved(changes)
             }
             Err(_) => ConfirmResult::denied("invalid"),

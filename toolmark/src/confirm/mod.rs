@@ -6,7 +6,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub(crate) mod flow;
+pub mod policy;
 mod queue;
+pub(crate) mod remember;
 pub(crate) mod store;
 
 pub(crate) use flow::{ctx_confirm, defer, inline_confirm};
@@ -223,9 +225,22 @@ impl fmt::Debug for ConfirmResult {
 ///
 /// Any `Fn(ConfirmRequest) -> impl Future<Output = Decision>` closure is a handler;
 /// [`ConfirmQueue::handler`] gives one that a UI renders from.
+///
+/// To say who decided and whether to remember it, answer with a
+/// [`policy::Answer`] (`Decision::approve().by("user-42").remember(For::Session)`):
+/// wrap such a closure in [`policy::answering`], or implement
+/// [`answer`](Self::answer), which is what the runtime calls.
 pub trait ConfirmHandler: Send + Sync + 'static {
     /// Ask the user; resolve with their decision.
     fn confirm(&self, request: ConfirmRequest) -> BoxFuture<'static, Decision>;
+
+    /// Ask the user; resolve with their decision, who made it and whether to
+    /// remember it. What the runtime calls; by default the [`confirm`](Self::confirm)
+    /// decision with neither.
+    fn answer(&self, request: ConfirmRequest) -> BoxFuture<'static, policy::Answer> {
+        let decision = self.confirm(request);
+        Box::pin(async move { policy::Answer::from(decision.await) })
+    }
 }
 
 impl<F, Fut> ConfirmHandler for F

@@ -8,6 +8,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
+use super::policy::Answer;
 use super::{ConfirmHandler, ConfirmRequest, Decision};
 use crate::sync::lock;
 use crate::{Refusal, RefusalCode};
@@ -42,7 +43,7 @@ struct QueueInner {
 struct QueueEntry {
     seq: u64,
     request: ConfirmRequest,
-    answer: oneshot::Sender<Decision>,
+    answer: oneshot::Sender<Answer>,
 }
 
 impl QueueInner {
@@ -51,7 +52,7 @@ impl QueueInner {
         self.tx.send_replace(list);
     }
 
-    fn answer(&self, id: &str, decision: Decision) -> Result<(), Refusal> {
+    fn answer(&self, id: &str, decision: Answer) -> Result<(), Refusal> {
         let mut entries = lock(&self.entries);
         let Some(pos) = entries.iter().position(|e| e.request.confirm_id == id) else {
             return Err(Refusal::new(
@@ -115,18 +116,27 @@ impl ConfirmQueue {
                 approved: true,
                 input,
                 reason: None,
-            },
+            }
+            .into(),
         )
     }
 
     /// Reject `id`.
     pub fn reject(&self, id: &str) -> Result<(), Refusal> {
-        self.inner.answer(id, Decision::reject())
+        self.inner.answer(id, Decision::reject().into())
     }
 
     /// Reject `id` with a reason the agent will see.
     pub fn reject_with(&self, id: &str, reason: impl Into<String>) -> Result<(), Refusal> {
-        self.inner.answer(id, Decision::reject_with(reason))
+        self.inner.answer(id, Decision::reject_with(reason).into())
+    }
+
+    /// Answer `id` with a decision that may say who made it and whether to
+    /// remember it (`Decision::approve().by("user-42")`, see
+    /// [`policy`](crate::policy)). `Err(confirmation_expired)` when no open request
+    /// has this id.
+    pub fn answer(&self, id: &str, answer: impl Into<Answer>) -> Result<(), Refusal> {
+        self.inner.answer(id, answer.into())
     }
 
     /// A `watch` of the open requests, for a UI to re-render from.
@@ -175,6 +185,11 @@ impl Drop for EntryGuard {
 
 impl ConfirmHandler for QueueHandler {
     fn confirm(&self, request: ConfirmRequest) -> BoxFuture<'static, Decision> {
+        let answer = self.answer(request);
+        Box::pin(async move { answer.await.into_parts().0 })
+    }
+
+    fn answer(&self, request: ConfirmRequest) -> BoxFuture<'static, Answer> {
         let inner = Arc::clone(&self.inner);
         let seq = inner.seq.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
@@ -191,9 +206,9 @@ impl ConfirmHandler for QueueHandler {
         }
         let guard = EntryGuard { inner, seq };
         Box::pin(async move {
-            let decision = rx.await.unwrap_or_else(|_| Decision::reject());
+            let answer = rx.await.unwrap_or_else(|_| Decision::reject().into());
             drop(guard);
-            decision
+            answer
         })
     }
 }

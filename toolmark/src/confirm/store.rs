@@ -50,6 +50,8 @@ pub(crate) struct Pending {
     pub(crate) redacted_input: Value,
     pub(crate) expires_at: SystemTime,
     pub(crate) kind: PendingKind,
+    /// The policy's context: rule, person-only, session.
+    pub(crate) ask: super::policy::AskCtx,
 }
 
 impl Pending {

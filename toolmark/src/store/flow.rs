@@ -15,6 +15,8 @@ use super::seal::{Sealed, Sealer};
 use super::{to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, StoreError};
 use crate::confirm::flow::{hidden_refusal, rejected, resolved, restore_and_validate};
 use crate::confirm::new_confirm_id;
+use crate::confirm::policy::{Approver, AskCtx};
+use crate::confirm::remember::person_check;
 use crate::confirm::store::DropReason;
 use crate::event::{BridgeMessage, Event};
 use crate::sync::lock;
@@ -316,9 +318,10 @@ pub(crate) async fn defer(
     caller: Caller,
     input: Value,
     _decoded: Decoded,
+    ask: AskCtx,
 ) -> Outcome {
     let Some(shared) = &inner.shared else {
-        return crate::confirm::defer(inner, entry, caller, input, _decoded);
+        return crate::confirm::defer(inner, entry, caller, input, _decoded, ask);
     };
     shared.start(inner);
     let matcher = entry.matcher();
@@ -366,6 +369,8 @@ pub(crate) async fn defer(
         created_ms: to_ms(now),
         expires_ms: to_ms(expires_at),
         form_version: entry.stale_check.as_ref().map(|c| c.version()),
+        policy_rule: ask.rule.clone(),
+        person_required: ask.person,
     };
     let caps = Caps {
         max: inner.config.max_pending,
@@ -417,6 +422,7 @@ pub(crate) async fn confirm_pending(
     shared: &Shared,
     confirm_id: &str,
     decision: Decision,
+    approver: &Approver,
 ) -> Outcome {
     shared.start(inner);
     let record = match shared.store.take(confirm_id).await {
@@ -463,16 +469,30 @@ pub(crate) async fn confirm_pending(
         return Outcome::Refused(hidden_refusal(&entry));
     }
     if !decision.approved {
-        resolved(inner, confirm_id, &entry, &decision, Vec::new());
+        resolved(inner, confirm_id, &entry, &decision, Vec::new(), approver);
         let outcome = Outcome::Refused(rejected(&decision));
         shared
             .deliver(inner, confirm_id, &record.tool, &outcome)
             .await;
         return outcome;
     }
+    // What the policy asked of the approver (the session stays out of the store:
+    // a decision on a stored confirmation is not remembered).
+    let ask = AskCtx {
+        rule: record.policy_rule.clone(),
+        person: record.person_required,
+        session: None,
+    };
+    if let Err(reason) = person_check(&ask, approver) {
+        // Not an answer this confirmation can take: it stays open for one that is.
+        if let Err(e) = shared.store.restore(record).await {
+            return unavailable(&e);
+        }
+        return Outcome::refused(RefusalCode::NotAllowed, reason);
+    }
     let version = entry.stale_check.as_ref().map(|c| c.version());
     if version != record.form_version {
-        resolved(inner, confirm_id, &entry, &decision, Vec::new());
+        resolved(inner, confirm_id, &entry, &decision, Vec::new(), approver);
         let outcome = Outcome::Refused(crate::forms::form::stale_refusal());
         shared
             .deliver(inner, confirm_id, &record.tool, &outcome)
@@ -498,7 +518,7 @@ pub(crate) async fn confirm_pending(
             }
         },
     };
-    resolved(inner, confirm_id, &entry, &decision, edited);
+    resolved(inner, confirm_id, &entry, &decision, edited, approver);
     let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
     shared
         .deliver(inner, confirm_id, &record.tool, &outcome)

@@ -94,6 +94,13 @@ pub struct ConfirmRecord {
     /// another version is refused `stale`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub form_version: Option<Vec<u64>>,
+    /// The id of the policy rule that asked for this confirmation, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_rule: Option<String>,
+    /// Whether the policy requires a person of the app to approve it (an approval
+    /// without an approver identity is refused and the record stays pending).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub person_required: bool,
 }
 
 impl ConfirmRecord {
