@@ -131,6 +131,26 @@ pub(crate) fn ignores_nothing(schema: &Value) -> bool {
     true
 }
 
+/// Whether a `$ref` key appears anywhere in `schema` (a walk: no serialization).
+fn has_ref(schema: &Value) -> bool {
+    let mut stack = vec![schema];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                if map.contains_key("$ref") {
+                    return true;
+                }
+                stack.extend(map.values().filter(|v| v.is_object() || v.is_array()));
+            }
+            Value::Array(items) => {
+                stack.extend(items.iter().filter(|v| v.is_object() || v.is_array()))
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// How the decode step finds properties serde would silently ignore.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum UnknownCheck {
@@ -155,7 +175,7 @@ impl UnknownCheck {
         let Some(props) = schema.get("properties").and_then(Value::as_object) else {
             return UnknownCheck::Track;
         };
-        let leafy = |v: &Value| ignores_nothing(v) && !v.to_string().contains("\"$ref\"");
+        let leafy = |v: &Value| ignores_nothing(v) && !has_ref(v);
         if plain_root && props.values().all(leafy) {
             UnknownCheck::TopLevel(props.keys().map(|k| k.as_str().into()).collect())
         } else {
@@ -610,6 +630,27 @@ mod tests {
             json!({"a": 1, "inner": [], "map": {}, "b": 2}),
         ]);
         same_issues::<NoInput>(&[json!({}), json!({"a": 1, "b": {"c": 2}}), json!(null)]);
+    }
+
+    #[test]
+    fn a_ref_is_found_at_any_depth_and_only_as_a_key() {
+        assert!(has_ref(&json!({"$ref": "#/$defs/A"})));
+        assert!(has_ref(
+            &json!({"anyOf": [{"type": "null"}, {"items": {"$ref": "#/$defs/A"}}]})
+        ));
+        assert!(!has_ref(
+            &json!({"type": "string", "const": "$ref", "enum": ["$ref"]})
+        ));
+        assert!(!has_ref(
+            &json!({"type": "object", "properties": {"a": {"type": "integer"}}})
+        ));
+        // A property whose schema refers to a definition is not leafy: track.
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"type": "array", "items": {"$ref": "#/$defs/A"}}},
+            "$defs": {"A": {"type": "object", "properties": {}}}
+        });
+        assert_eq!(UnknownCheck::for_schema(&schema), UnknownCheck::Track);
     }
 
     #[test]
