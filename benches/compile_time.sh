@@ -5,7 +5,13 @@
 # on rmcp's `#[tool_router]`. Each crate is built once to prebuild its dependencies,
 # then its own code is rebuilt (debug, non-incremental) and timed: median of 3.
 #
+# Also printed: the CPU time (user + system, less disturbed by other work on a busy
+# machine than the wall clock) and the number of functions in the crate's
+# unoptimized LLVM IR (`define`s; exact, a proxy for the code the crate makes LLVM
+# compile).
+#
 # Usage: benches/compile_time.sh [--rmcp] [N]      (N tools, default 200)
+# COMPILE_TIME_TARGET=dir keeps the dependencies' build in dir between runs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 with_rmcp=0
@@ -18,7 +24,7 @@ for arg in "$@"; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export CARGO_TARGET_DIR="$work/target" CARGO_INCREMENTAL=0
+export CARGO_TARGET_DIR="${COMPILE_TIME_TARGET:-$work/target}" CARGO_INCREMENTAL=0
 
 manifest() { # name, extra dependencies
   cat <<TOML
@@ -91,28 +97,35 @@ gen_rmcp() {
   } > "$work/rmcp/src/lib.rs"
 }
 
-time_build() { # dir → median seconds of 3 rebuilds of the crate alone
+time_build() { # dir → "wall cpu functions": median wall and CPU seconds of 3 rebuilds
   (cd "$work/$1" && cargo build -q 2>/dev/null) || { echo "build of $1 failed" >&2; (cd "$work/$1" && cargo build); exit 1; }
-  local times=()
+  local walls=() cpus=()
   for _ in 1 2 3; do
     touch "$work/$1/src/lib.rs"
     local start end
     start=$(date +%s.%N)
-    (cd "$work/$1" && cargo build -q)
+    /usr/bin/time -f '%U %S' -o "$work/cpu" bash -c "cd '$work/$1' && cargo build -q"
     end=$(date +%s.%N)
-    times+=("$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.3f", b-a}')")
+    walls+=("$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.3f", b-a}')")
+    cpus+=("$(awk '{printf "%.3f", $1+$2}' "$work/cpu")")
   done
-  printf '%s\n' "${times[@]}" | sort -n | sed -n 2p
+  # The IR of the crate alone (a separate build with `--emit=llvm-ir`, not timed).
+  rm -f "$CARGO_TARGET_DIR"/debug/deps/tm_"$1"-*.ll
+  (cd "$work/$1" && cargo rustc -q --lib -- --emit=llvm-ir -C codegen-units=1) >/dev/null 2>&1 || true
+  local fns
+  fns=$(cat "$CARGO_TARGET_DIR"/debug/deps/tm_"$1"-*.ll 2>/dev/null | grep -c '^define' || true)
+  echo "$(printf '%s\n' "${walls[@]}" | sort -n | sed -n 2p) $(printf '%s\n' "${cpus[@]}" | sort -n | sed -n 2p) ${fns:-?}"
 }
 
 gen_macro
 gen_control
 crates=(control macro)
 if [ "$with_rmcp" = 1 ]; then gen_rmcp; crates+=(rmcp); fi
-declare -A secs
-for c in "${crates[@]}"; do secs[$c]=$(time_build "$c"); done
-base=${secs[control]}
+declare -A wall cpu fns
+for c in "${crates[@]}"; do read -r wall[$c] cpu[$c] fns[$c] < <(time_build "$c"); done
 echo "compile time of $n tools (debug, crate alone, deps prebuilt, non-incremental, median of 3)"
+printf '%-8s %9s %9s %8s %9s %11s\n' crate wall ratio cpu ratio "IR fns"
 for c in "${crates[@]}"; do
-  awk -v c="$c" -v s="${secs[$c]}" -v b="$base" 'BEGIN{printf "%-8s %6.2f s  %5.2fx control\n", c, s, s/b}'
+  awk -v c="$c" -v w="${wall[$c]}" -v u="${cpu[$c]}" -v f="${fns[$c]}" -v bw="${wall[control]}" -v bu="${cpu[control]}" \
+    'BEGIN{printf "%-8s %7.2f s %8.2fx %6.2f s %8.2fx %11s\n", c, w, w/bw, u, u/bu, f}'
 done

@@ -37,34 +37,63 @@ pub(crate) fn schema_for<T: schemars::JsonSchema>() -> Value {
 /// Decode `input` into `T`: every problem becomes an [`Issue`] with a dotted path
 /// (`cards.0.cvc`); a property `T` does not declare is an "unknown field" issue unless
 /// `allow_unknown`.
+///
+/// `T`'s `Deserialize` is compiled twice, not once per wrapper: plainly (the fast
+/// path) and against a type-erased deserializer (the slow path: after a failure, or
+/// to track unknown fields), behind which the path and unknown-field wrappers are
+/// compiled once for every type, in [`decode_tracked`].
 pub(crate) fn decode_typed<T: DeserializeOwned>(
     input: &Value,
     allow_unknown: bool,
 ) -> Result<T, Vec<Issue>> {
-    // Fast path: plain serde. Only a failure pays for path tracking.
+    // Fast path: plain serde. Only a failure, or unknown-field tracking, pays for
+    // the wrappers.
+    if allow_unknown {
+        if let Ok(value) = T::deserialize(input) {
+            return Ok(value);
+        }
+    }
+    let mut out = None;
+    let issues = decode_tracked(input, allow_unknown, &mut |de| {
+        out = Some(erased_serde::deserialize::<T>(de)?);
+        Ok(())
+    });
+    match out {
+        Some(value) if issues.is_empty() => Ok(value),
+        _ if issues.is_empty() => Err(vec![Issue::new("", "the input could not be read")]),
+        _ => Err(issues),
+    }
+}
+
+/// Run `read` (one type's erased `Deserialize`) on `input` through
+/// `serde_path_to_error` (the path of a failure) and, unless `allow_unknown`,
+/// `serde_ignored` (every property serde ignored): the failure first, then the
+/// unknown fields met before it, in input order. No issues: `read` succeeded.
+fn decode_tracked(
+    input: &Value,
+    allow_unknown: bool,
+    read: &mut dyn FnMut(
+        &mut dyn erased_serde::Deserializer<'_>,
+    ) -> Result<(), erased_serde::Error>,
+) -> Vec<Issue> {
     let mut unknown: Vec<Issue> = Vec::new();
-    let decoded = if allow_unknown {
-        T::deserialize(input)
-    } else {
-        let mut on_ignored = |path: serde_ignored::Path<'_>| {
+    let mut on_ignored = |path: serde_ignored::Path<'_>| {
+        if !allow_unknown {
             unknown.push(Issue::new(ignored_path(&path), "unknown field"));
-        };
-        T::deserialize(serde_ignored::Deserializer::new(input, &mut on_ignored))
+        }
     };
-    match decoded {
-        Ok(value) if unknown.is_empty() => Ok(value),
-        Ok(_) => Err(unknown),
-        Err(_) => {
-            let mut track = serde_path_to_error::Track::new();
-            let de = serde_path_to_error::Deserializer::new(input, &mut track);
-            let mut issues = match T::deserialize(de) {
-                Err(e) => vec![serde_issue(&track.path(), &e)],
-                // Deserializing the same value twice cannot disagree; if it ever
-                // did, still refuse rather than run on a value read only once.
-                Ok(_) => vec![Issue::new("", "the input could not be read")],
-            };
+    let mut track = serde_path_to_error::Track::new();
+    let result = {
+        let ignored = serde_ignored::Deserializer::new(input, &mut on_ignored);
+        let tracked = serde_path_to_error::Deserializer::new(ignored, &mut track);
+        read(&mut <dyn erased_serde::Deserializer>::erase(tracked))
+    };
+    match result {
+        Ok(()) => unknown,
+        Err(e) => {
+            let mut issues = vec![serde_issue(&track.path(), &e)];
             issues.extend(unknown);
-            Err(issues)
+            issues
         }
     }
 }
@@ -102,6 +131,26 @@ pub(crate) fn ignores_nothing(schema: &Value) -> bool {
     true
 }
 
+/// Whether a `$ref` key appears anywhere in `schema` (a walk: no serialization).
+fn has_ref(schema: &Value) -> bool {
+    let mut stack = vec![schema];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                if map.contains_key("$ref") {
+                    return true;
+                }
+                stack.extend(map.values().filter(|v| v.is_object() || v.is_array()));
+            }
+            Value::Array(items) => {
+                stack.extend(items.iter().filter(|v| v.is_object() || v.is_array()))
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// How the decode step finds properties serde would silently ignore.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum UnknownCheck {
@@ -126,7 +175,7 @@ impl UnknownCheck {
         let Some(props) = schema.get("properties").and_then(Value::as_object) else {
             return UnknownCheck::Track;
         };
-        let leafy = |v: &Value| ignores_nothing(v) && !v.to_string().contains("\"$ref\"");
+        let leafy = |v: &Value| ignores_nothing(v) && !has_ref(v);
         if plain_root && props.values().all(leafy) {
             UnknownCheck::TopLevel(props.keys().map(|k| k.as_str().into()).collect())
         } else {
@@ -159,7 +208,7 @@ pub(crate) fn output_to_value<O: Serialize + ?Sized>(out: &O) -> Result<Value, T
         .map_err(|e| ToolError::new(format!("the tool's output could not be serialized: {e}")))
 }
 
-fn serde_issue(path: &serde_path_to_error::Path, err: &serde_json::Error) -> Issue {
+fn serde_issue(path: &serde_path_to_error::Path, err: &dyn std::fmt::Display) -> Issue {
     use serde_path_to_error::Segment;
     let mut out = String::new();
     for seg in path.iter() {
@@ -340,7 +389,7 @@ mod tests {
         ));
     }
 
-    #[derive(Deserialize, schemars::JsonSchema)]
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
     #[serde(deny_unknown_fields)]
     #[allow(dead_code)]
     struct Closed {
@@ -349,7 +398,7 @@ mod tests {
         map: std::collections::HashMap<String, i64>,
     }
 
-    #[derive(Deserialize, schemars::JsonSchema)]
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
     #[serde(deny_unknown_fields)]
     #[allow(dead_code)]
     struct ClosedInner {
@@ -437,6 +486,183 @@ mod tests {
             UnknownCheck::for_schema(&schema_for::<Nested>()),
             UnknownCheck::Track
         );
+    }
+
+    /// The decode as it was before the erased slow path: three passes (plain,
+    /// `serde_ignored`, `serde_path_to_error`), each through its own concrete
+    /// deserializer. The new decode must give the same issues.
+    fn reference_decode<T: DeserializeOwned>(
+        input: &Value,
+        allow_unknown: bool,
+    ) -> Result<T, Vec<Issue>> {
+        let mut unknown: Vec<Issue> = Vec::new();
+        let decoded = if allow_unknown {
+            T::deserialize(input)
+        } else {
+            let mut on_ignored = |path: serde_ignored::Path<'_>| {
+                unknown.push(Issue::new(ignored_path(&path), "unknown field"));
+            };
+            T::deserialize(serde_ignored::Deserializer::new(input, &mut on_ignored))
+        };
+        match decoded {
+            Ok(value) if unknown.is_empty() => Ok(value),
+            Ok(_) => Err(unknown),
+            Err(_) => {
+                let mut track = serde_path_to_error::Track::new();
+                let de = serde_path_to_error::Deserializer::new(input, &mut track);
+                let e = T::deserialize(de).err().unwrap();
+                let mut issues = vec![serde_issue(&track.path(), &e)];
+                issues.extend(unknown);
+                Err(issues)
+            }
+        }
+    }
+
+    fn same_issues<T: DeserializeOwned + std::fmt::Debug>(inputs: &[Value]) {
+        for input in inputs {
+            for allow in [false, true] {
+                let new = decode_typed::<T>(input, allow);
+                let old = reference_decode::<T>(input, allow);
+                assert_eq!(
+                    format!("{new:?}"),
+                    format!("{old:?}"),
+                    "{input} (allow unknown: {allow})"
+                );
+            }
+        }
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Order {
+        title: String,
+        count: u32,
+        ratio: Option<f64>,
+        cards: Vec<Card>,
+        #[serde(default)]
+        by_name: std::collections::BTreeMap<String, Card>,
+        kind: Kind,
+        tagged: Option<Tagged>,
+        either: Option<Either>,
+        #[serde(alias = "nick")]
+        name: Option<String>,
+        #[serde(deserialize_with = "even")]
+        even: Option<u8>,
+        wrapper: Option<Wrapper>,
+        tuple: Option<(u8, String)>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Card {
+        number: String,
+        cvc: Option<u16>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    enum Kind {
+        Plain,
+        Gift { to: String },
+        Split(u8, u8),
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(tag = "type")]
+    #[allow(dead_code)]
+    enum Tagged {
+        A { x: u8 },
+        B,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    enum Either {
+        Num(u8),
+        Card(Card),
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Wrapper(Card);
+
+    fn even<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+        let n = u8::deserialize(d)?;
+        if n % 2 == 1 {
+            return Err(serde::de::Error::custom(format!("{n} is odd")));
+        }
+        Ok(Some(n))
+    }
+
+    #[test]
+    fn the_erased_slow_path_gives_the_issues_of_the_three_pass_decode() {
+        let ok = json!({"title": "t", "count": 1, "cards": [{"number": "1"}], "kind": "Plain", "even": 2});
+        let with = |k: &str, v: Value| {
+            let mut o = ok.clone();
+            o[k] = v;
+            o
+        };
+        same_issues::<Order>(&[
+            ok.clone(),
+            json!({}),
+            json!({"title": 1}),
+            with("count", json!(-1)),
+            with("count", json!(1.5)),
+            with("count", Value::Null),
+            with("ratio", json!("x")),
+            with("cards", json!([{"number": "1"}, {"number": 2, "pin": 1}])),
+            with("cards", json!([{"number": "1", "pin": 1}, {"number": 2}])),
+            with("cards", json!([{"number": "1", "cvc": 70000}])),
+            with("by_name", json!({"a": {"number": "1", "x": 1}, "b": {}})),
+            with("kind", json!("Other")),
+            with("kind", json!({"Gift": {"to": 1}})),
+            with("kind", json!({"Gift": {"to": "a", "from": "b"}})),
+            with("kind", json!({"Split": [1]})),
+            with("tagged", json!({"type": "A", "x": 300})),
+            with("tagged", json!({"type": "A", "x": 3, "y": 1})),
+            with("tagged", json!({"type": "C"})),
+            with("either", json!({"number": "1", "z": 1})),
+            with("either", json!("no")),
+            with("nick", json!("n")),
+            with("nick", json!(5)),
+            with("even", json!(3)),
+            with("wrapper", json!({"number": "1", "q": 1})),
+            with("wrapper", json!({"number": 1})),
+            with("tuple", json!([1, "a", 3])),
+            with("tuple", json!([1, 2])),
+            with("extra", json!({"deep": [1]})),
+            json!({"a": 1, "b": 2, "title": [], "z": {"y": 1}}),
+            json!([1, 2]),
+            json!("x"),
+        ]);
+        same_issues::<Closed>(&[
+            json!({"a": 1, "inner": [{"z": 1}], "map": {}}),
+            json!({"a": 1, "inner": [], "map": {"k": "v"}}),
+            json!({"a": 1, "inner": [], "map": {}, "b": 2}),
+        ]);
+        same_issues::<NoInput>(&[json!({}), json!({"a": 1, "b": {"c": 2}}), json!(null)]);
+    }
+
+    #[test]
+    fn a_ref_is_found_at_any_depth_and_only_as_a_key() {
+        assert!(has_ref(&json!({"$ref": "#/$defs/A"})));
+        assert!(has_ref(
+            &json!({"anyOf": [{"type": "null"}, {"items": {"$ref": "#/$defs/A"}}]})
+        ));
+        assert!(!has_ref(
+            &json!({"type": "string", "const": "$ref", "enum": ["$ref"]})
+        ));
+        assert!(!has_ref(
+            &json!({"type": "object", "properties": {"a": {"type": "integer"}}})
+        ));
+        // A property whose schema refers to a definition is not leafy: track.
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"type": "array", "items": {"$ref": "#/$defs/A"}}},
+            "$defs": {"A": {"type": "object", "properties": {}}}
+        });
+        assert_eq!(UnknownCheck::for_schema(&schema), UnknownCheck::Track);
     }
 
     #[test]
