@@ -1,7 +1,9 @@
 //! A 1,000-tool manifest converted for each provider: the cached list (every turn
-//! of an agent loop while nothing changed), the first conversion after a change,
-//! and OpenAI strict conversion — beside the baseline of a cached manifest read in
-//! the same run.
+//! of an agent loop while nothing changed), the first list after a change (a
+//! version change with the same tools; one tool shown or hidden, with and without
+//! assembling the request JSON), and, as the before figure in the same run, a
+//! conversion from scratch without the per-tool cache — plain and OpenAI strict,
+//! beside the baseline of the manifest itself.
 //!
 //! Run with `cargo bench --bench agent`.
 
@@ -41,7 +43,23 @@ fn toolmark_with(n: usize) -> Toolmark {
 
 fn bench(c: &mut Criterion) {
     let tm = toolmark_with(N);
+    // A version change with the same tools (a scope without tools toggled).
     let toggled = tm.scope("other");
+    // A one-tool change: a scope holding one more tool, shown or hidden.
+    let extra = tm.scope("extra");
+    extra
+        .register(
+            ToolSpec::new("tool", "One more tool")
+                .input_schema(json!({"type": "object", "properties": {"n": {"type": "integer"}}}))
+                .effect(Effect::Read)
+                .handler(|_ctx, input| async move { Ok(input) }),
+        )
+        .unwrap();
+    let mut shown = true;
+    let mut flip = || {
+        shown = !shown;
+        extra.set_when(shown);
+    };
     let mut group = c.benchmark_group("agent_tools");
     group.sample_size(20);
     group.bench_function(BenchmarkId::new("baseline_cached_manifest", N), |b| {
@@ -49,20 +67,32 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function(BenchmarkId::new("baseline_manifest_after_change", N), |b| {
         b.iter(|| {
-            toggled.set_when(false);
-            toggled.set_when(true);
-            black_box(tm.manifest(Caller::InApp))
+            flip();
+            black_box(tm.manifest_shared(Caller::InApp))
         })
     });
-    for provider in Provider::ALL {
-        let agent = AgentTools::new(&tm, provider);
+    let strict = AgentOptions {
+        strict: true,
+        ..AgentOptions::default()
+    };
+    let agents = Provider::ALL
+        .into_iter()
+        .map(|p| (p.as_str().to_owned(), AgentTools::new(&tm, p)))
+        .chain([(
+            "openai_chat_strict".to_owned(),
+            AgentTools::with_options(&tm, Provider::OpenAiChat, strict),
+        )]);
+    for (label, agent) in agents {
         agent.tool_list();
+        group.bench_function(BenchmarkId::new(format!("cached/{label}"), N), |b| {
+            b.iter(|| black_box(agent.tool_list()))
+        });
+        // Before the per-tool cache: every tool converted, the JSON assembled.
+        group.bench_function(BenchmarkId::new(format!("uncached/{label}"), N), |b| {
+            b.iter(|| black_box(agent.convert_uncached()))
+        });
         group.bench_function(
-            BenchmarkId::new(format!("cached/{}", provider.as_str()), N),
-            |b| b.iter(|| black_box(agent.tool_list())),
-        );
-        group.bench_function(
-            BenchmarkId::new(format!("after_change/{}", provider.as_str()), N),
+            BenchmarkId::new(format!("version_change_same_tools/{label}"), N),
             |b| {
                 b.iter(|| {
                     toggled.set_when(false);
@@ -71,25 +101,27 @@ fn bench(c: &mut Criterion) {
                 })
             },
         );
+        group.bench_function(
+            BenchmarkId::new(format!("one_tool_change/{label}"), N),
+            |b| {
+                b.iter(|| {
+                    flip();
+                    black_box(agent.tool_list())
+                })
+            },
+        );
+        group.bench_function(
+            BenchmarkId::new(format!("one_tool_change_with_json/{label}"), N),
+            |b| {
+                b.iter(|| {
+                    flip();
+                    let list = agent.tool_list();
+                    black_box(list.json());
+                    list
+                })
+            },
+        );
     }
-    let strict = AgentTools::with_options(
-        &tm,
-        Provider::OpenAiChat,
-        AgentOptions {
-            strict: true,
-            ..AgentOptions::default()
-        },
-    );
-    group.bench_function(
-        BenchmarkId::new("after_change/openai_chat_strict", N),
-        |b| {
-            b.iter(|| {
-                toggled.set_when(false);
-                toggled.set_when(true);
-                black_box(strict.tool_list())
-            })
-        },
-    );
     group.finish();
 }
 

@@ -1,96 +1,88 @@
 //! Each provider's shapes: tool definitions, tool results, and the message that
 //! carries a bridge decision. One function per direction, one `match` per provider.
 
-use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 use super::schema::{clean, limit_description, optional_names, strict};
-use super::{AgentOptions, Converted, NameMap, Provider, ToolList};
+use super::{AgentOptions, Converted, Provider, ToolEntry};
 use crate::{Outcome, RefusalCode, ToolInfo};
 
-/// Convert a manifest.
-pub(crate) fn tool_list(
+/// Convert one tool, named `name` for the provider.
+pub(crate) fn convert_tool(
     provider: Provider,
     options: &AgentOptions,
-    version: u64,
-    manifest: &[ToolInfo],
-) -> ToolList {
-    let names = NameMap::new(provider, manifest.iter().map(|t| t.name.as_str()));
+    info: &ToolInfo,
+    name: &str,
+) -> ToolEntry {
     let max = options.max_description.or(provider.description_limit());
-    let mut tools = Vec::with_capacity(manifest.len());
-    let mut by_provider_name = FxHashMap::default();
-    by_provider_name.reserve(manifest.len());
-    let mut not_strict = Vec::new();
-    for info in manifest {
-        // Manifest names are distinct, so each has its own mapped name.
-        let name = names
-            .to_provider(&info.name)
-            .unwrap_or(&info.name)
-            .to_owned();
-        let description = limit_description(&info.description, max);
-        let keep_write_only = provider == Provider::Anthropic;
-        let cleaned = clean(&info.input_schema, keep_write_only);
-        let openai = matches!(provider, Provider::OpenAiChat | Provider::OpenAiResponses);
-        let (schema, is_strict) = if openai && options.strict {
-            match strict(&cleaned) {
-                Ok(s) => (s, true),
-                Err(reason) => {
-                    not_strict.push((info.name.clone(), reason));
-                    (cleaned, false)
-                }
+    let description = limit_description(&info.description, max);
+    let keep_write_only = provider == Provider::Anthropic;
+    let cleaned = clean(&info.input_schema, keep_write_only);
+    let openai = matches!(provider, Provider::OpenAiChat | Provider::OpenAiResponses);
+    let mut not_strict = None;
+    let (schema, is_strict) = if openai && options.strict {
+        match strict(&cleaned) {
+            Ok(s) => (s, true),
+            Err(reason) => {
+                not_strict = Some(reason);
+                (cleaned, false)
             }
-        } else {
-            (cleaned, false)
-        };
-        let nullable = if is_strict {
-            optional_names(&info.input_schema)
-        } else {
-            Vec::new()
-        };
-        tools.push(match provider {
-            Provider::OpenAiChat if options.strict => json!({
-                "type": "function",
-                "function": {
-                    "name": name, "description": description,
-                    "parameters": schema, "strict": is_strict,
-                }
-            }),
-            Provider::OpenAiChat => json!({
-                "type": "function",
-                "function": {"name": name, "description": description, "parameters": schema}
-            }),
-            Provider::OpenAiResponses => json!({
-                "type": "function", "name": name, "description": description,
+        }
+    } else {
+        (cleaned, false)
+    };
+    let nullable = if is_strict {
+        optional_names(&info.input_schema)
+    } else {
+        Vec::new()
+    };
+    let def = match provider {
+        Provider::OpenAiChat if options.strict => json!({
+            "type": "function",
+            "function": {
+                "name": name, "description": description,
                 "parameters": schema, "strict": is_strict,
-            }),
-            Provider::Anthropic => json!({
-                "name": name, "description": description, "input_schema": schema,
-            }),
-            Provider::Gemini => json!({
-                "name": name, "description": description, "parametersJsonSchema": schema,
-            }),
-        });
-        by_provider_name.insert(
-            name,
-            Converted {
-                tool: info.name.clone(),
-                description,
-                strict: is_strict,
-                nullable,
-            },
-        );
+            }
+        }),
+        Provider::OpenAiChat => json!({
+            "type": "function",
+            "function": {"name": name, "description": description, "parameters": schema}
+        }),
+        Provider::OpenAiResponses => json!({
+            "type": "function", "name": name, "description": description,
+            "parameters": schema, "strict": is_strict,
+        }),
+        Provider::Anthropic => json!({
+            "name": name, "description": description, "input_schema": schema,
+        }),
+        Provider::Gemini => json!({
+            "name": name, "description": description, "parametersJsonSchema": schema,
+        }),
+    };
+    ToolEntry {
+        schema: Arc::clone(&info.input_schema),
+        source_description: info.description.clone(),
+        provider_name: name.to_owned(),
+        def: Arc::new(def),
+        not_strict,
+        converted: Converted {
+            tool: info.name.clone(),
+            description,
+            strict: is_strict,
+            nullable,
+        },
     }
-    let json = match provider {
+}
+
+/// The request's `tools` value from the definitions (for Gemini, one
+/// `{"functionDeclarations": […]}` tool).
+pub(crate) fn assemble(provider: Provider, entries: &[Arc<ToolEntry>]) -> Value {
+    let tools: Vec<Value> = entries.iter().map(|e| Value::clone(&e.def)).collect();
+    match provider {
         Provider::Gemini => json!([{"functionDeclarations": tools}]),
         _ => Value::Array(tools),
-    };
-    ToolList {
-        provider,
-        version,
-        json,
-        names,
-        by_provider_name,
-        not_strict,
     }
 }
 

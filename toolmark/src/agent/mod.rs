@@ -62,15 +62,16 @@ mod run;
 mod schema;
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::FxHashMap;
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 pub use self::names::{valid_name, NameMap};
 pub use self::run::{CallRecord, ToolCallRequest, ToolRun};
 use crate::sync::lock;
-use crate::{Caller, Toolmark};
+use crate::{Caller, ToolInfo, Toolmark};
 
 /// An LLM API whose tool format Toolmark speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -158,19 +159,143 @@ pub(crate) struct Converted {
     pub(crate) nullable: Vec<String>,
 }
 
+/// One tool's conversion, reused by later lists while the tool keeps its schema
+/// (the same `Arc`, so an unchanged registration), its description and its
+/// provider name.
+#[derive(Debug)]
+pub(crate) struct ToolEntry {
+    /// Held, so the pointer compared stays this schema's.
+    pub(crate) schema: Arc<Value>,
+    pub(crate) source_description: String,
+    pub(crate) provider_name: String,
+    /// The tool definition in the provider's format.
+    pub(crate) def: Arc<Value>,
+    pub(crate) converted: Converted,
+    /// With strict mode: why the tool is not strict.
+    pub(crate) not_strict: Option<String>,
+}
+
+impl ToolEntry {
+    fn matches(&self, info: &ToolInfo, provider_name: &str) -> bool {
+        Arc::ptr_eq(&self.schema, &info.input_schema)
+            && self.provider_name == provider_name
+            && self.source_description == info.description
+    }
+}
+
+/// A manifest's names: the mapping, and each provider name's position in the list.
+/// Reused while the manifest's names (in order) stay the same.
+#[derive(Debug)]
+struct NameIndex {
+    toolmark: Vec<String>,
+    map: NameMap,
+    position: FxHashMap<String, usize>,
+}
+
+impl NameIndex {
+    fn new(provider: Provider, manifest: &[ToolInfo]) -> NameIndex {
+        let map = NameMap::new(provider, manifest.iter().map(|t| t.name.as_str()));
+        let mut position = FxHashMap::default();
+        position.reserve(manifest.len());
+        for (i, t) in manifest.iter().enumerate() {
+            // Manifest names are distinct, so each has its own mapped name.
+            let name = map.to_provider(&t.name).unwrap_or(&t.name);
+            position.insert(name.to_owned(), i);
+        }
+        NameIndex {
+            toolmark: manifest.iter().map(|t| t.name.clone()).collect(),
+            map,
+            position,
+        }
+    }
+
+    fn same_names(&self, manifest: &[ToolInfo]) -> bool {
+        self.toolmark.len() == manifest.len()
+            && self
+                .toolmark
+                .iter()
+                .zip(manifest)
+                .all(|(a, b)| *a == b.name)
+    }
+}
+
+/// What a conversion keeps for the next one: each tool's conversion (tools no
+/// longer in the manifest are dropped) and the names.
+#[derive(Debug, Default)]
+struct ConvertCache {
+    entries: FxHashMap<String, Arc<ToolEntry>>,
+    names: Option<Arc<NameIndex>>,
+}
+
 /// A manifest converted for one provider; built once per
-/// [`manifest_version`](Toolmark::manifest_version) and shared.
+/// [`manifest_version`](Toolmark::manifest_version) and shared. Serializes as
+/// [`json`](Self::json) (without building it).
 #[derive(Debug)]
 pub struct ToolList {
     provider: Provider,
     version: u64,
-    json: Value,
-    names: NameMap,
-    by_provider_name: FxHashMap<String, Converted>,
+    entries: Vec<Arc<ToolEntry>>,
+    names: Arc<NameIndex>,
+    json: OnceLock<Value>,
     not_strict: Vec<(String, String)>,
 }
 
 impl ToolList {
+    /// Convert `manifest`, reusing the conversions in `cache` of tools that did not
+    /// change, and leave the new ones there.
+    fn build(
+        provider: Provider,
+        options: &AgentOptions,
+        version: u64,
+        manifest: &[ToolInfo],
+        cache: &mut ConvertCache,
+    ) -> ToolList {
+        let names = match &cache.names {
+            Some(n) if n.same_names(manifest) => Arc::clone(n),
+            _ => Arc::new(NameIndex::new(provider, manifest)),
+        };
+        let mut old = std::mem::take(&mut cache.entries);
+        let mut kept = FxHashMap::default();
+        kept.reserve(manifest.len());
+        let mut entries = Vec::with_capacity(manifest.len());
+        let mut not_strict = Vec::new();
+        for info in manifest {
+            let name = names.map.to_provider(&info.name).unwrap_or(&info.name);
+            let (key, entry) = match old.remove_entry(info.name.as_str()) {
+                Some((key, e)) if e.matches(info, name) => (key, e),
+                found => {
+                    let e = Arc::new(format::convert_tool(provider, options, info, name));
+                    if let Some(reason) = &e.not_strict {
+                        tracing::warn!(
+                            target: "toolmark",
+                            kind = "tool_not_strict",
+                            tool = %info.name,
+                            provider = provider.as_str(),
+                            reason = %reason,
+                            "tool sent without strict mode"
+                        );
+                    }
+                    (found.map_or_else(|| info.name.clone(), |(k, _)| k), e)
+                }
+            };
+            if let Some(reason) = &entry.not_strict {
+                not_strict.push((info.name.clone(), reason.clone()));
+            }
+            entries.push(Arc::clone(&entry));
+            kept.insert(key, entry);
+        }
+        cache.entries = kept;
+        cache.names = Some(Arc::clone(&names));
+        ToolList {
+            provider,
+            version,
+            entries,
+            names,
+            json: OnceLock::new(),
+            not_strict,
+        }
+    }
+
     /// The provider.
     pub fn provider(&self) -> Provider {
         self.provider
@@ -183,22 +308,26 @@ impl ToolList {
 
     /// The tool definitions, one per tool (for Gemini, the function declarations).
     pub fn definitions(&self) -> &[Value] {
+        let json = self.json();
         let list = match self.provider {
-            Provider::Gemini => self.json.get(0).and_then(|t| t.get("functionDeclarations")),
-            _ => Some(&self.json),
+            Provider::Gemini => json.get(0).and_then(|t| t.get("functionDeclarations")),
+            _ => Some(json),
         };
         list.and_then(Value::as_array).map_or(&[], Vec::as_slice)
     }
 
     /// The request's `tools` value: an array of tool definitions (for Gemini, one
-    /// `{"functionDeclarations": […]}` tool).
+    /// `{"functionDeclarations": […]}` tool). Assembled on the first call (a copy
+    /// of every definition), then borrowed; to send the list without that copy,
+    /// serialize the `ToolList` itself.
     pub fn json(&self) -> &Value {
-        &self.json
+        self.json
+            .get_or_init(|| format::assemble(self.provider, &self.entries))
     }
 
     /// The name mapping.
     pub fn names(&self) -> &NameMap {
-        &self.names
+        &self.names.map
     }
 
     /// With [`AgentOptions::strict`]: the tools (full names) sent non-strict, each
@@ -208,7 +337,32 @@ impl ToolList {
     }
 
     pub(crate) fn converted(&self, provider_name: &str) -> Option<&Converted> {
-        self.by_provider_name.get(provider_name)
+        let i = *self.names.position.get(provider_name)?;
+        self.entries.get(i).map(|e| &e.converted)
+    }
+}
+
+/// The same JSON as [`ToolList::json`], written straight from the per-tool
+/// definitions.
+impl Serialize for ToolList {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Defs<'a>(&'a [Arc<ToolEntry>]);
+        impl Serialize for Defs<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.iter().map(|e| &*e.def))
+            }
+        }
+        #[derive(Serialize)]
+        struct Gemini<'a> {
+            #[serde(rename = "functionDeclarations")]
+            declarations: Defs<'a>,
+        }
+        match self.provider {
+            Provider::Gemini => serializer.collect_seq([Gemini {
+                declarations: Defs(&self.entries),
+            }]),
+            _ => Defs(&self.entries).serialize(serializer),
+        }
     }
 }
 
@@ -234,6 +388,7 @@ pub struct AgentTools {
     provider: Provider,
     options: AgentOptions,
     cache: Mutex<Option<Arc<ToolList>>>,
+    convert: Mutex<ConvertCache>,
     waiting: Mutex<VecDeque<Waiting>>,
 }
 
@@ -259,6 +414,7 @@ impl AgentTools {
             provider,
             options,
             cache: Mutex::new(None),
+            convert: Mutex::new(ConvertCache::default()),
             waiting: Mutex::new(VecDeque::new()),
         }
     }
@@ -280,7 +436,9 @@ impl AgentTools {
 
     /// The caller's manifest converted for the provider: rebuilt only when the
     /// manifest version changed (a scope shown, hidden or disposed; a tool
-    /// registered), so call it on every turn.
+    /// registered), so call it on every turn. A rebuild converts only the tools
+    /// that changed (a new registration, another description or provider name);
+    /// the others keep their converted definition.
     pub fn tool_list(&self) -> Arc<ToolList> {
         let version = self.tm.manifest_version();
         if let Some(list) = lock(&self.cache).as_ref() {
@@ -288,23 +446,23 @@ impl AgentTools {
                 return Arc::clone(list);
             }
         }
-        let manifest = self.tm.manifest(self.options.caller);
-        let list = Arc::new(format::tool_list(
-            self.provider,
-            &self.options,
-            version,
-            &manifest,
-        ));
-        for (tool, reason) in &list.not_strict {
-            tracing::warn!(
-                target: "toolmark",
-                kind = "tool_not_strict",
-                tool = %tool,
-                provider = self.provider.as_str(),
-                reason = %reason,
-                "tool sent without strict mode"
-            );
-        }
+        let list = {
+            let mut convert = lock(&self.convert);
+            // Another task may have built this version while this one waited.
+            if let Some(list) = lock(&self.cache).as_ref() {
+                if list.version >= version {
+                    return Arc::clone(list);
+                }
+            }
+            let manifest = self.tm.manifest_shared(self.options.caller);
+            Arc::new(ToolList::build(
+                self.provider,
+                &self.options,
+                version,
+                &manifest,
+                &mut convert,
+            ))
+        };
         let mut cache = lock(&self.cache);
         match cache.as_ref() {
             // Another task built a newer list meanwhile: keep it.
@@ -314,6 +472,23 @@ impl AgentTools {
                 list
             }
         }
+    }
+
+    /// The manifest converted from scratch, without the per-tool conversions kept
+    /// from earlier lists, the request JSON assembled: what a rebuild cost before
+    /// those were kept. For benchmarks.
+    #[doc(hidden)]
+    pub fn convert_uncached(&self) -> ToolList {
+        let manifest = self.tm.manifest_shared(self.options.caller);
+        let list = ToolList::build(
+            self.provider,
+            &self.options,
+            self.tm.manifest_version(),
+            &manifest,
+            &mut ConvertCache::default(),
+        );
+        list.json();
+        list
     }
 
     /// The request's `tools` value (see [`ToolList::json`]).
@@ -333,5 +508,93 @@ impl AgentTools {
         let mut waiting = lock(&self.waiting);
         let i = waiting.iter().position(|w| w.confirm_id == confirm_id)?;
         waiting.remove(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::{Effect, ToolSpec};
+
+    fn spec(name: &str, description: &str, field: &str) -> ToolSpec {
+        ToolSpec::new(name, description)
+            .input_schema(json!({
+                "type": "object",
+                "properties": {field: {"type": "string"}},
+                "required": [field]
+            }))
+            .effect(Effect::Read)
+            .handler(|_ctx, input| async move { Ok(input) })
+    }
+
+    fn def<'a>(list: &'a ToolList, tool: &str) -> &'a Arc<Value> {
+        let name = list.names().to_provider(tool).unwrap();
+        &list.entries[list.names.position[name]].def
+    }
+
+    #[test]
+    fn a_rebuild_converts_only_the_tools_that_changed() {
+        let tm = Toolmark::builder().build().unwrap();
+        tm.scope("a").register(spec("one", "One", "x")).unwrap();
+        let b = tm.scope("b");
+        b.register(spec("two", "Two", "y")).unwrap();
+        let agent = AgentTools::new(&tm, Provider::OpenAiChat);
+        let first = agent.tool_list();
+
+        // Another tool appears: `a.one` keeps its conversion.
+        tm.scope("c").register(spec("three", "Three", "z")).unwrap();
+        let second = agent.tool_list();
+        assert_eq!(second.entries.len(), 3);
+        assert!(Arc::ptr_eq(def(&first, "a.one"), def(&second, "a.one")));
+        assert!(Arc::ptr_eq(def(&first, "b.two"), def(&second, "b.two")));
+
+        // `b.two` registered anew with another schema: converted again.
+        b.dispose();
+        tm.scope("b").register(spec("two", "Two", "w")).unwrap();
+        let third = agent.tool_list();
+        assert!(Arc::ptr_eq(def(&first, "a.one"), def(&third, "a.one")));
+        assert!(!Arc::ptr_eq(def(&first, "b.two"), def(&third, "b.two")));
+        assert_eq!(
+            def(&third, "b.two")["function"]["parameters"]["required"],
+            json!(["w"])
+        );
+        // Tools gone from the manifest leave the per-tool cache.
+        assert_eq!(lock(&agent.convert).entries.len(), 3);
+        tm.scope("c").dispose();
+        agent.tool_list();
+        assert_eq!(lock(&agent.convert).entries.len(), 2);
+    }
+
+    #[test]
+    fn a_tool_whose_provider_name_changes_is_converted_again() {
+        let tm = Toolmark::builder().build().unwrap();
+        tm.scope("a").register(spec("b", "Dotted", "x")).unwrap();
+        let agent = AgentTools::new(&tm, Provider::Anthropic);
+        assert_eq!(agent.tool_list().definitions()[0]["name"], "a__b");
+        // `a__b` has the same readable form: both now get hash suffixes, and the
+        // definition of `a.b` carries its new name.
+        tm.register(spec("a__b", "Underscored", "y"), Default::default())
+            .unwrap();
+        let list = agent.tool_list();
+        for d in list.definitions() {
+            let name = d["name"].as_str().unwrap();
+            assert_ne!(name, "a__b");
+            let tool = list.names().to_toolmark(name).unwrap();
+            assert_eq!(list.converted(name).unwrap().tool, tool);
+        }
+    }
+
+    #[test]
+    fn a_list_serializes_as_its_json() {
+        let tm = Toolmark::builder().build().unwrap();
+        tm.scope("a").register(spec("one", "One", "x")).unwrap();
+        tm.register(spec("two", "Two", "y"), Default::default())
+            .unwrap();
+        for provider in Provider::ALL {
+            let list = AgentTools::new(&tm, provider).tool_list();
+            assert_eq!(&serde_json::to_value(&*list).unwrap(), list.json());
+        }
     }
 }
