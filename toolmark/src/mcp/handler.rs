@@ -32,6 +32,16 @@ pub struct McpSession {
     catalog: Arc<Catalog>,
     /// The level `logging/setLevel` set for this session.
     level: SessionLevel,
+    /// This session's id for decisions remembered `For::Session` (random, made
+    /// here; ended with the session).
+    session: Arc<str>,
+}
+
+impl Drop for McpSession {
+    /// The client session ended: decisions remembered for it end too.
+    fn drop(&mut self) {
+        self.catalog.tm.end_session(&self.session);
+    }
 }
 
 impl fmt::Debug for McpSession {
@@ -47,6 +57,7 @@ impl McpSession {
             config,
             catalog,
             level,
+            session: Arc::from(crate::confirm::new_confirm_id()),
         }
     }
 
@@ -138,7 +149,9 @@ impl ServerHandler for McpSession {
         let known = listing.known.get(name).cloned();
         let input = request.arguments.map_or(Value::Null, Value::Object);
         // notifications/cancelled and the session's end both cancel `ct`.
-        let mut options = CallOptions::new(Caller::Mcp).signal(context.ct.clone());
+        let mut options = CallOptions::new(Caller::Mcp)
+            .signal(context.ct.clone())
+            .session(self.session.to_string());
         // Progress and log messages go out in order, before the result.
         let token = context.meta.get_progress_token();
         let listens = token.is_some();
