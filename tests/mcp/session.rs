@@ -468,3 +468,52 @@ async fn per_session_toolmarks_are_independent() {
     assert_eq!(a.tools().len(), 5);
     assert_eq!(b.tools().len(), 6);
 }
+
+#[tokio::test]
+async fn a_decision_remembered_for_the_session_covers_only_that_mcp_session() {
+    use toolmark::policy::{answering, For};
+    let log = Log::default();
+    let l = log.clone();
+    let tm = app(
+        Toolmark::builder().confirm_handler(answering(move |req: toolmark::ConfirmRequest| {
+            l.push(format!("app asked: {}", req.summary));
+            async move {
+                toolmark::Decision::approve()
+                    .by("user-1")
+                    .remember(For::Session)
+            }
+        })),
+        &log,
+    );
+    let server = McpServer::new(tm.clone());
+    let asked = || {
+        log.get()
+            .iter()
+            .filter(|e| e.starts_with("app asked"))
+            .count()
+    };
+    let first = connect(&server, Client::default()).await;
+    for _ in 0..2 {
+        let r = first
+            .call_tool(call("notes.purge", json!({})))
+            .await
+            .unwrap();
+        assert_ne!(r.is_error, Some(true), "{}", wire(&r));
+    }
+    assert_eq!(asked(), 1, "the second call of the session was covered");
+    assert_eq!(tm.remembered().len(), 1);
+    // Another client session is asked again.
+    let second = connect(&server, Client::default()).await;
+    let r = second
+        .call_tool(call("notes.purge", json!({})))
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{}", wire(&r));
+    assert_eq!(
+        asked(),
+        2,
+        "a new session is not covered by the first one's decision"
+    );
+    first.cancel().await.unwrap();
+    second.cancel().await.unwrap();
+}

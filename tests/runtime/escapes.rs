@@ -561,3 +561,54 @@ fn child_panic_hook() {
     });
     let _ = std::thread::spawn(|| panic!("outside a run: S3CRET-OUT")).join();
 }
+
+/// `levels` scopes `d0`…, each with a tool `down` that calls the next level's `down`
+/// with a plain `tm.call`; the last level calls `d{target}.down`, a scope an
+/// enclosing run holds.
+fn chain_tm(levels: usize, target: usize) -> Toolmark {
+    let tm = tm();
+    for i in 0..levels {
+        let next = if i + 1 < levels {
+            format!("d{}.down", i + 1)
+        } else {
+            format!("d{target}.down")
+        };
+        let handle = tm.clone();
+        tm.scope(&format!("d{i}"))
+            .register(
+                ToolSpec::new("down", "Calls one level down")
+                    .effect(Effect::Read)
+                    .handler(move |_ctx, _input| {
+                        let (tm, next) = (handle.clone(), next.clone());
+                        async move {
+                            let out = tm.call(&next, json!({}), as_inapp()).await;
+                            Ok(serde_json::to_value(&out).unwrap())
+                        }
+                    }),
+            )
+            .unwrap();
+    }
+    tm
+}
+
+/// The innermost outcome of a chain of nested `ok` outcomes.
+fn innermost(mut v: &serde_json::Value) -> &serde_json::Value {
+    while v["status"] == json!("ok") && v["output"].is_object() {
+        v = &v["output"];
+    }
+    v
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_into_a_scope_held_many_runs_up_is_refused_busy_at_any_depth() {
+    // 20 nested runs on one thread: more than the marker keeps in its inline
+    // cells, so both the outermost scope and one past the inline depth are held.
+    for target in [0, 18] {
+        let tm = chain_tm(20, target);
+        let started = tokio::time::Instant::now();
+        let out = serde_json::to_value(tm.call("d0.down", json!({}), as_inapp()).await).unwrap();
+        let last = innermost(&out);
+        assert_eq!(last["code"], json!("busy"), "target d{target}: {last}");
+        assert_eq!(started.elapsed(), Duration::ZERO);
+    }
+}
