@@ -69,6 +69,9 @@ fn open(
         input: redacted_input.clone(),
         expires_at,
     });
+    // A deferred input with nothing to redact shows as is: kept once.
+    let redacted_input = (entry.has_sensitive() || !matches!(kind, PendingKind::Deferred { .. }))
+        .then_some(redacted_input);
     let seq = inner.next_pending_seq();
     inner.insert_pending(Pending {
         seq,
@@ -156,7 +159,9 @@ pub(crate) fn defer(
         redacted,
         PendingKind::Deferred {
             input,
-            decoded: Some(decoded),
+            // A dynamic tool's decoded value is a copy of the input: not kept twice.
+            decoded_is_input: decoded.is::<Value>(),
+            decoded: (!decoded.is::<Value>()).then_some(decoded),
             stale,
         },
         ask,
@@ -249,6 +254,7 @@ impl Toolmark {
         let PendingKind::Deferred {
             input,
             decoded,
+            decoded_is_input,
             stale,
         } = &mut p.kind
         else {
@@ -268,6 +274,10 @@ impl Toolmark {
         let (run_input, run_decoded, edited) = match decision.input.clone() {
             None => match decoded.take() {
                 Some(d) => (std::mem::take(input), d, Vec::new()),
+                None if *decoded_is_input => {
+                    let v = std::mem::take(input);
+                    (v.clone(), Box::new(v) as Decoded, Vec::new())
+                }
                 None => match inner.validate(&entry, input.clone()) {
                     Ok((v, d)) => (v, d, Vec::new()),
                     Err(r) => return r.into(),

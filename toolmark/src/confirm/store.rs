@@ -28,7 +28,10 @@ pub(crate) enum PendingKind {
     /// Waiting for `confirm_pending`: holds the real input and its decoded value.
     Deferred {
         input: Value,
+        /// `None` with `decoded_is_input`: the decoded value is the JSON input
+        /// itself (a dynamic tool), kept once.
         decoded: Option<Decoded>,
+        decoded_is_input: bool,
         stale: Option<StaleFn>,
     },
     /// A call (or a `ctx.confirm`) waiting on the confirm handler: woken when the
@@ -46,8 +49,9 @@ pub(crate) struct Pending {
     pub(crate) summary: String,
     /// Redacted.
     pub(crate) changes: Vec<Change>,
-    /// Redacted.
-    pub(crate) redacted_input: Value,
+    /// Redacted; `None` when it would equal the deferred input (a tool without
+    /// sensitive paths keeps one copy, not two).
+    pub(crate) redacted_input: Option<Value>,
     pub(crate) expires_at: SystemTime,
     pub(crate) kind: PendingKind,
     /// The policy's context: rule, person-only, session.
@@ -66,7 +70,11 @@ impl Pending {
             caller: self.caller,
             summary: self.summary.clone(),
             changes: self.changes.clone(),
-            input: self.redacted_input.clone(),
+            input: match (&self.redacted_input, &self.kind) {
+                (Some(shown), _) => shown.clone(),
+                (None, PendingKind::Deferred { input, .. }) => input.clone(),
+                (None, PendingKind::Inline { .. }) => Value::Null,
+            },
             expires_at: self.expires_at,
         }
     }
