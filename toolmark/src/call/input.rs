@@ -158,12 +158,42 @@ pub(crate) enum UnknownCheck {
     Serde,
     /// Only top-level keys can be unknown (every property's schema ignores
     /// nothing): an input whose keys are all listed needs no tracking.
-    TopLevel(Box<[Box<str>]>),
+    TopLevel(std::sync::Arc<[Box<str>]>),
     /// Track with serde_ignored.
     Track,
 }
 
 impl UnknownCheck {
+    /// [`for_schema`](Self::for_schema), worked out once per shared schema: the
+    /// tools of one input type share its schema's `Arc` (registration of many
+    /// tools of one type walks it once).
+    pub(crate) fn for_shared(schema: &std::sync::Arc<Value>) -> UnknownCheck {
+        use std::collections::HashMap;
+        use std::sync::{Arc, Mutex, OnceLock, Weak};
+        /// Entries by schema address, and the size that triggers the next sweep of
+        /// dead schemas (doubled after each: amortized constant per insert).
+        type Cache = Mutex<(HashMap<usize, (Weak<Value>, UnknownCheck)>, usize)>;
+        static CACHE: OnceLock<Cache> = OnceLock::new();
+        let cache = CACHE.get_or_init(Default::default);
+        let key = Arc::as_ptr(schema) as usize;
+        // A live `Weak` keeps its allocation, so an entry whose schema is still
+        // alive at this address is this very schema.
+        if let Some((weak, check)) = crate::sync::lock(cache).0.get(&key) {
+            if weak.strong_count() > 0 {
+                return check.clone();
+            }
+        }
+        let check = UnknownCheck::for_schema(schema);
+        let mut guard = crate::sync::lock(cache);
+        let (map, sweep_at) = &mut *guard;
+        if map.len() >= (*sweep_at).max(1024) {
+            map.retain(|_, (weak, _)| weak.strong_count() > 0);
+            *sweep_at = map.len() * 2;
+        }
+        map.insert(key, (Arc::downgrade(schema), check.clone()));
+        check
+    }
+
     /// Work out the check for an input schema (at registration).
     pub(crate) fn for_schema(schema: &Value) -> UnknownCheck {
         if ignores_nothing(schema) {
@@ -445,6 +475,43 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(issues, [Issue::new("open.q", "unknown field")]);
+    }
+
+    #[test]
+    fn the_shared_check_is_the_schemas_own_and_follows_each_schema() {
+        use std::sync::Arc;
+        let open = Arc::new(json!({"type": "object", "properties": {"a": {"type": "integer"}}}));
+        let closed = Arc::new(json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}},
+            "additionalProperties": false
+        }));
+        let deep = Arc::new(json!({
+            "type": "object",
+            "properties": {"p": {"type": "object", "properties": {"x": {}}}}
+        }));
+        for _ in 0..2 {
+            for schema in [&open, &closed, &deep] {
+                assert_eq!(
+                    UnknownCheck::for_shared(schema),
+                    UnknownCheck::for_schema(schema)
+                );
+            }
+        }
+        // Schemas made and dropped in turn (an address may come back): each gets
+        // its own check.
+        for i in 0..200 {
+            let schema = if i % 2 == 0 {
+                Arc::new((*open).clone())
+            } else {
+                Arc::new((*deep).clone())
+            };
+            assert_eq!(
+                UnknownCheck::for_shared(&schema),
+                UnknownCheck::for_schema(&schema),
+                "round {i}"
+            );
+        }
     }
 
     #[test]

@@ -385,7 +385,7 @@ pub(crate) fn prepare(
         uses_context: spec.uses_context,
         info,
         decode,
-        unknown: crate::call::input::UnknownCheck::for_schema(&raw_schema),
+        unknown: crate::call::input::UnknownCheck::for_shared(&raw_schema),
         keys,
         run,
         prepare,
