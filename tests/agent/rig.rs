@@ -4,7 +4,7 @@
 
 use rig_core::completion::Prompt;
 use rig_core::test_utils::{MockCompletionModel, MockTurn};
-use rig_core::tool::{ToolDyn, ToolSetError};
+use rig_core::tool::{ToolCallExtensions, ToolDyn, ToolFailureKind, ToolSetError};
 use serde_json::{json, Value};
 use toolmark::agent::rig::{tool_set, RigTools};
 use toolmark::agent::Provider;
@@ -71,6 +71,26 @@ async fn invalid_input_is_an_error_naming_the_field() {
     // Malformed JSON is an invalid result too, never a panic.
     let err = set.call(&get, "{\"id\": 7".to_owned()).await.unwrap_err();
     assert!(error_text(err).contains("not valid JSON"));
+
+    // rig's agent loop sees it as invalid arguments, code `invalid`.
+    let tool = RigTools::new(&tm, Caller::InApp)
+        .tools()
+        .into_iter()
+        .find(|t| t.name() == get)
+        .unwrap();
+    let result = tool
+        .call_structured(
+            r#"{"id": "seven"}"#.to_owned(),
+            &ToolCallExtensions::default(),
+        )
+        .await;
+    assert!(result.outcome().is_error_kind(ToolFailureKind::InvalidArgs));
+    assert!(result.model_output().contains("\"path\":\"id\""));
+    let ok = tool
+        .call_structured(r#"{"id": 7}"#.to_owned(), &ToolCallExtensions::default())
+        .await;
+    assert!(ok.model_output().contains("Ada Lovelace"));
+    assert!(!ok.outcome().is_error_kind(ToolFailureKind::InvalidArgs));
 }
 
 #[tokio::test]

@@ -42,14 +42,16 @@
 use std::sync::Arc;
 
 use rig_core::completion::ToolDefinition;
-use rig_core::tool::{ToolDyn, ToolError, ToolSet};
+use rig_core::tool::{
+    ToolCallExtensions, ToolDyn, ToolError, ToolExecutionResult, ToolFailure, ToolSet,
+};
 use rig_core::wasm_compat::WasmBoxedFuture;
 use serde_json::Value;
 
 use super::format::{is_error, result_block};
 use super::run::string_arguments;
 use super::{AgentOptions, AgentTools, Provider, ToolCallRequest};
-use crate::{BridgeMessage, Caller, Toolmark};
+use crate::{BridgeMessage, Caller, Outcome, RefusalCode, Toolmark};
 
 /// The names, descriptions and schemas rig tools get: the OpenAI Chat conversion
 /// (names `^[a-zA-Z0-9_-]{1,64}$`, which OpenAI, Anthropic and OpenAI-compatible
@@ -159,8 +161,9 @@ impl RigTool {
         &self.definition
     }
 
-    /// Run the call with JSON `args` (a string, as rig passes them).
-    async fn run(&self, args: String) -> Result<String, ToolError> {
+    /// Run the call with JSON `args` (a string, as rig passes them): the outcome
+    /// and the text the model reads.
+    async fn execute(&self, args: String) -> (Option<Outcome>, String) {
         let arguments = string_arguments(Some(&Value::String(args)));
         let request = ToolCallRequest {
             id: None,
@@ -169,7 +172,7 @@ impl RigTool {
         };
         let mut run = self.agent.run_calls(vec![request]).await;
         let Some(call) = run.calls.pop() else {
-            return Err(ToolError::ToolCallError("the call did not run".into()));
+            return (None, "the call did not run".to_owned());
         };
         let block = result_block(PROVIDER, None, &call.name, &call.outcome);
         let text = match block.get("content") {
@@ -177,11 +180,7 @@ impl RigTool {
             Some(other) => other.to_string(),
             None => block.to_string(),
         };
-        if is_error(&call.outcome) {
-            Err(ToolError::ToolCallError(text.into()))
-        } else {
-            Ok(text)
-        }
+        (Some(call.outcome), text)
     }
 }
 
@@ -199,6 +198,39 @@ impl ToolDyn for RigTool {
     }
 
     fn call<'a>(&'a self, args: String) -> WasmBoxedFuture<'a, Result<String, ToolError>> {
-        Box::pin(self.run(args))
+        Box::pin(async move {
+            match self.execute(args).await {
+                (Some(outcome), text) if !is_error(&outcome) => Ok(text),
+                (_, text) => Err(ToolError::ToolCallError(text.into())),
+            }
+        })
+    }
+
+    /// The structured result rig's agent loop reports to its hooks: a refusal
+    /// carries its code (`invalid` as invalid arguments, `unknown_tool` as not
+    /// found), a tool's failure the code `tool_error`; a call waiting for the user
+    /// is a success whose text says so.
+    fn call_structured<'a>(
+        &'a self,
+        args: String,
+        _extensions: &'a ToolCallExtensions,
+    ) -> WasmBoxedFuture<'a, ToolExecutionResult> {
+        Box::pin(async move {
+            let (outcome, text) = self.execute(args).await;
+            let failure = match &outcome {
+                Some(Outcome::Refused(r)) => {
+                    let failure = match r.code {
+                        RefusalCode::Invalid => ToolFailure::invalid_args(text.clone()),
+                        RefusalCode::UnknownTool => ToolFailure::not_found(text.clone()),
+                        _ => ToolFailure::other(text.clone()),
+                    };
+                    failure.with_code(r.code.as_str())
+                }
+                Some(Outcome::Error(_)) => ToolFailure::other(text.clone()).with_code("tool_error"),
+                Some(_) => return ToolExecutionResult::success(text),
+                None => ToolFailure::other(text.clone()),
+            };
+            ToolExecutionResult::failed(text, failure)
+        })
     }
 }
