@@ -7,5 +7,7 @@ mod example;
 mod golden;
 mod names;
 mod otel;
+#[cfg(feature = "rig")]
+mod rig;
 mod run;
 mod sdk;

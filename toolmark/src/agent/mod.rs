@@ -58,6 +58,9 @@
 
 mod format;
 mod names;
+#[cfg(feature = "rig")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
+pub mod rig;
 mod run;
 mod schema;
 

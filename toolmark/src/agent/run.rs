@@ -64,7 +64,7 @@ fn str_field(v: &Value, key: &str) -> Option<String> {
 }
 
 /// Arguments sent as a JSON string (OpenAI): parsed; `""` counts as `{}`.
-fn string_arguments(v: Option<&Value>) -> Result<Value, String> {
+pub(super) fn string_arguments(v: Option<&Value>) -> Result<Value, String> {
     match v {
         None | Some(Value::Null) => Ok(Value::Null),
         Some(Value::String(s)) if s.trim().is_empty() => Ok(Value::Null),
