@@ -23,14 +23,15 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
     let out_ty = &tool.output.ty;
 
     let args_struct = args_struct(tool);
-    // The input type's bounds are used once (spanned at the type), so a missing
+    // The input type's checks are read once, spanned at the type, so a missing
     // derive is one error per missing derive (with the messages of
-    // `ToolInputSchema` / `ToolInputDecode`), not one per use.
+    // `ToolInputSchema` / `ToolInputDecode` / `ToolInputSend`), not one per use.
     let input_fns = match &tool.input {
         Input::Type(ty) => {
             let p = quote_spanned!(ty.span()=> ::toolmark::__private);
+            let checked = checked(ty, &["ToolInputSchema", "ToolInputDecode", "ToolInputSend"]);
             quote_spanned! {ty.span()=>
-                const __TOOLMARK_INPUT: #p::InputFns<#ty> = #p::input_fns::<#ty>();
+                const __TOOLMARK_INPUT: #p::InputFns<#ty> = #p::input_fns::<#checked>();
             }
         }
         Input::None | Input::Args(_) => quote! {
@@ -41,7 +42,7 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
         Some(Some(err)) => {
             let p = quote_spanned!(err.span()=> ::toolmark::__private);
             quote_spanned! {err.span()=>
-                const _: () = #p::assert_error::<#err>();
+                const _: usize = <#err as #p::ToolErrorType>::OK;
             }
         }
         _ => TokenStream::new(),
@@ -198,7 +199,9 @@ fn args_struct(tool: &Tool) -> TokenStream {
     let title = format!("{}Input", pascal(&tool.name));
     let fields = args.iter().map(|a| {
         let name = &a.ident;
-        let ty = &a.ty;
+        // Checked here, at the argument's type: the derives below see an error type
+        // when a check fails, and report nothing of their own.
+        let ty = checked(&a.ty, &["ToolArgSchema", "ToolArgDecode", "ToolArgSend"]);
         let doc = a
             .description
             .as_ref()
@@ -213,6 +216,26 @@ fn args_struct(tool: &Tool) -> TokenStream {
             #(#fields,)*
         }
     }
+}
+
+/// `ty` as `<ty as Checked<{ <ty as Check>::OK }, …>>::Ty`, spanned at `ty`: the
+/// same type once every check trait named is implemented; otherwise one error per
+/// missing trait at the user's type (with that trait's message), and an error type
+/// that keeps every use of it from reporting again.
+fn checked(ty: &syn::Type, checks: &[&str]) -> TokenStream {
+    let span = ty.span();
+    let p = quote_spanned!(span=> ::toolmark::__private);
+    let mut reads: Vec<TokenStream> = checks
+        .iter()
+        .map(|c| {
+            let c = format_ident!("{}", c, span = span);
+            quote_spanned!(span=> { <#ty as #p::#c>::OK })
+        })
+        .collect();
+    while reads.len() < 3 {
+        reads.push(quote_spanned!(span=> 0));
+    }
+    quote_spanned!(span=> <#ty as #p::Checked<#(#reads),*>>::Ty)
 }
 
 /// `fill_card` → `FillCard` (for the generated input's schema title).
@@ -363,11 +386,12 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
     };
     let unit = matches!(&*tool.output.ty, syn::Type::Tuple(t) if t.elems.is_empty())
         && tool.output.result.is_none();
-    // The output type's bound is used once, spanned at the type.
+    // The output type's check is read once, spanned at the type.
     let out_ty = &tool.output.ty;
     let output = {
         let p = quote_spanned!(out_ty.span()=> ::toolmark::__private);
-        quote_spanned!(out_ty.span()=> #p::output_fn::<#out_ty>())
+        let checked = checked(out_ty, &["ToolOutput"]);
+        quote_spanned!(out_ty.span()=> #p::output_fn::<#checked>())
     };
     let finish = if unit {
         quote! {
@@ -375,7 +399,7 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
             #p::output(())
         }
     } else if let Some(err) = &tool.output.result {
-        // `E` written out: `assert_error` reports a non-`Display` one, and `AnyErr`
+        // `E` written out: `ToolErrorType` reports a non-`Display` one, and `AnyErr`
         // keeps this conversion from reporting it again.
         let any_err = err.as_ref().map(|_| quote!(use #p::AnyErr as _;));
         quote! {

@@ -75,6 +75,16 @@ pub mod __private {
     pub use crate::tools::private::*;
 }
 
+// The traits whose names rustc prints in `#[tool]` compile errors ("the trait
+// `ToolInputDecode` is not implemented for `Query`"): re-exported outside the
+// hidden `__private` module, rustc prints them by their bare name instead of a path
+// into it. Generated code still names them through `__private`.
+#[doc(hidden)]
+pub use crate::tools::private::{
+    SequenceOrMap, ToolArgDecode, ToolArgSchema, ToolArgSend, ToolErrorType, ToolInputDecode,
+    ToolInputSchema, ToolInputSend, ToolOutput,
+};
+
 pub use crate::call::client::{
     CallerClient, ClientError, ElicitRequest, Elicited, LogLevel, LogMessage, SampleMessage,
     SampleRequest, SampleRole, Sampled,

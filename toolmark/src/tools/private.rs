@@ -330,6 +330,25 @@ impl<T: SequenceOrMap + ?Sized> SequenceOrMap for Box<T> {
     }
 }
 
+// The checks below are traits with an associated `OK` constant and one blanket
+// impl marked `do_not_recommend`: the expansion reads `<T as Check>::OK` spanned at
+// the user's type, so a missing derive is one error at that type, with the trait's
+// message and no note pointing into this file. That read sits in a const argument
+// of [`Checked`]: when it fails, the type that names it is an error type, and the
+// derives and fns using it report nothing more. The traits are also re-exported
+// (hidden) at the crate root, so rustc names them `ToolInputDecode`, not by their
+// path through this module.
+
+/// `<T as Checked<A, B, C>>::Ty` is `T`, once the checks `A`, `B`, `C` (reads of
+/// `OK` constants) compile.
+pub trait Checked<const A: usize, const B: usize, const C: usize> {
+    type Ty: ?Sized;
+}
+
+impl<T: ?Sized, const A: usize, const B: usize, const C: usize> Checked<A, B, C> for T {
+    type Ty = T;
+}
+
 /// What a `#[tool]` input type must implement to be described: schemars 1's
 /// `JsonSchema`. One trait per requirement, so the error names the one missing.
 #[diagnostic::on_unimplemented(
@@ -337,9 +356,12 @@ impl<T: SequenceOrMap + ?Sized> SequenceOrMap for Box<T> {
     label = "this input type needs `#[derive(schemars::JsonSchema)]` (schemars 1.x)",
     note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}`, with `schemars = \"1\"` in Cargo.toml: a type deriving the `JsonSchema` of schemars 0.8 does not count (or make this parameter a `State<T>` / `ToolContext`)"
 )]
-pub trait ToolInputSchema: schemars::JsonSchema {}
+pub trait ToolInputSchema {
+    const OK: usize = 0;
+}
 
-impl<T: schemars::JsonSchema> ToolInputSchema for T {}
+#[diagnostic::do_not_recommend]
+impl<T: schemars::JsonSchema + ?Sized> ToolInputSchema for T {}
 
 /// What a `#[tool]` input type must implement to be read from JSON.
 #[diagnostic::on_unimplemented(
@@ -347,8 +369,11 @@ impl<T: schemars::JsonSchema> ToolInputSchema for T {}
     label = "this input type needs `#[derive(serde::Deserialize)]` (owning its data: no borrowed fields)",
     note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (or make this parameter a `State<T>` / `ToolContext`)"
 )]
-pub trait ToolInputDecode: DeserializeOwned {}
+pub trait ToolInputDecode {
+    const OK: usize = 0;
+}
 
+#[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned> ToolInputDecode for T {}
 
 /// What a `#[tool]` input type must be to cross threads with its run.
@@ -357,32 +382,78 @@ impl<T: DeserializeOwned> ToolInputDecode for T {}
     label = "a tool's input moves into its run, which may go to another thread",
     note = "use `Arc` instead of `Rc`, and `Mutex` instead of `RefCell`, inside `{Self}`"
 )]
-pub trait ToolInputSend: Send {}
+pub trait ToolInputSend {
+    const OK: usize = 0;
+}
 
-impl<T: Send> ToolInputSend for T {}
+#[diagnostic::do_not_recommend]
+impl<T: Send + ?Sized> ToolInputSend for T {}
+
+/// What the type of a plain argument (`#[arg]` or not) must implement to be
+/// described: schemars 1's `JsonSchema`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool argument: it does not implement `schemars::JsonSchema` from schemars 1.x",
+    label = "this argument's type needs `#[derive(schemars::JsonSchema)]` (schemars 1.x)",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to the type, with `schemars = \"1\"` in Cargo.toml: a type deriving the `JsonSchema` of schemars 0.8 does not count"
+)]
+pub trait ToolArgSchema {
+    const OK: usize = 0;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: schemars::JsonSchema + ?Sized> ToolArgSchema for T {}
+
+/// What the type of a plain argument must implement to be read from JSON.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool argument: it does not implement `serde::Deserialize`",
+    label = "this argument's type needs `#[derive(serde::Deserialize)]` (owning its data: no borrowed fields)",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to the type (or make this parameter a `State<T>` / `ToolContext`)"
+)]
+pub trait ToolArgDecode {
+    const OK: usize = 0;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned> ToolArgDecode for T {}
+
+/// What the type of a plain argument must be to cross threads with its run.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool argument: it is not `Send`",
+    label = "a tool's arguments move into its run, which may go to another thread",
+    note = "use `Arc` instead of `Rc`, and `Mutex` instead of `RefCell`"
+)]
+pub trait ToolArgSend {
+    const OK: usize = 0;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Send + ?Sized> ToolArgSend for T {}
 
 /// What a `#[tool]` output type must implement.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool output",
+    message = "`{Self}` cannot be a tool output: it does not implement `serde::Serialize`",
     label = "a tool's output must implement `serde::Serialize`",
     note = "add `#[derive(serde::Serialize)]` to `{Self}`"
 )]
-pub trait ToolOutput: Serialize {}
+pub trait ToolOutput {
+    const OK: usize = 0;
+}
 
+#[diagnostic::do_not_recommend]
 impl<T: Serialize + ?Sized> ToolOutput for T {}
 
 /// What the error type of a `#[tool]` fn returning `Result<T, E>` must implement.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool error",
+    message = "`{Self}` cannot be a tool error: it does not implement `std::fmt::Display`",
     label = "a tool's error type must implement `std::fmt::Display` (or be `ToolError`)",
     note = "return `Result<T, ToolError>`, `anyhow::Result<T>`, or implement `Display` for `{Self}`"
 )]
-pub trait ToolErrorType: Display {}
+pub trait ToolErrorType {
+    const OK: usize = 0;
+}
 
+#[diagnostic::do_not_recommend]
 impl<E: Display + ?Sized> ToolErrorType for E {}
-
-/// Fails to compile unless `E` can be a tool's error type.
-pub const fn assert_error<E: ToolErrorType + ?Sized>() {}
 
 /// A tool record's input functions for the input type `T`.
 pub struct InputFns<T> {
@@ -391,11 +462,11 @@ pub struct InputFns<T> {
     pub schema: fn() -> Value,
 }
 
-/// The input functions of `T`: the expansion's one use of `T`'s input bounds, so an
-/// input type without a derive is reported once per missing derive, with the
-/// message of [`ToolInputSchema`] or [`ToolInputDecode`].
-pub const fn input_fns<T: ToolInputSchema + ToolInputDecode + ToolInputSend + 'static>(
-) -> InputFns<T> {
+/// The input functions of `T`. The expansion names `T` through [`Checked`] with the
+/// reads of [`ToolInputSchema`], [`ToolInputDecode`] and [`ToolInputSend`], so an
+/// input type without a derive is reported once per missing derive, by those traits.
+pub const fn input_fns<T: schemars::JsonSchema + DeserializeOwned + Send + 'static>() -> InputFns<T>
+{
     InputFns {
         decode: decode::<T>,
         decode_typed: decode_typed::<T>,
@@ -403,14 +474,14 @@ pub const fn input_fns<T: ToolInputSchema + ToolInputDecode + ToolInputSend + 's
     }
 }
 
-/// The output conversion of `T`: the expansion's one use of `T`'s output bound, so
-/// an output type without `Serialize` is reported once, with [`ToolOutput`]'s message.
-pub const fn output_fn<T: ToolOutput>() -> fn(T) -> Result<Value, ToolError> {
+/// The output conversion of `T` (named through [`Checked`] with [`ToolOutput`]'s read,
+/// so an output type without `Serialize` is reported once, by that trait).
+pub const fn output_fn<T: Serialize>() -> fn(T) -> Result<Value, ToolError> {
     output::<T>
 }
 
 /// Last resort of the error conversion (autoref: only when `E` is neither
-/// `ToolError` nor `Display`), so that [`assert_error`] alone reports such an `E`.
+/// `ToolError` nor `Display`), so that [`ToolErrorType`] alone reports such an `E`.
 /// A program using it does not compile.
 pub trait AnyErr {
     #[allow(clippy::wrong_self_convention)]
