@@ -30,8 +30,12 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
         Input::Type(ty) => {
             let p = quote_spanned!(ty.span()=> ::toolmark::__private);
             let checked = checked(ty, &["ToolInputSchema", "ToolInputDecode", "ToolInputSend"]);
+            // Every use of the input but the sensitive-path checks goes through this
+            // alias: when a check fails they all see an error type, and say nothing.
             quote_spanned! {ty.span()=>
-                const __TOOLMARK_INPUT: #p::InputFns<#ty> = #p::input_fns::<#checked>();
+                type __ToolmarkChecked = #checked;
+                const __TOOLMARK_INPUT: #p::InputFns<__ToolmarkChecked> =
+                    #p::input_fns::<__ToolmarkChecked>();
             }
         }
         Input::None | Input::Args(_) => quote! {
@@ -48,7 +52,11 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
         _ => TokenStream::new(),
     };
     let path_checks = path_checks(tool, &input_ty);
-    let run = run_fn(tool, &func.sig.ident, &input_ty);
+    let run_input_ty = match &tool.input {
+        Input::Type(_) => quote!(__ToolmarkChecked),
+        Input::None | Input::Args(_) => input_ty.clone(),
+    };
+    let run = run_fn(tool, &func.sig.ident, &run_input_ty);
 
     let states: Vec<TokenStream> = tool
         .params
@@ -428,8 +436,15 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
         #release_ctx
         #finish
     };
-    // Spanned at the fn name: a future that is not `Send` is reported there.
-    let boxed = quote_spanned!(fn_ident.span()=> ::std::boxed::Box::pin(async move { #body }));
+    // Spanned at the fn name: a future that is not `Send` is reported there. Boxed
+    // as a `dyn ToolRun` first, then upcast: rustc's note names that short type.
+    let boxed = {
+        let pinned = quote_spanned!(fn_ident.span()=> ::std::boxed::Box::pin(async move { #body }));
+        quote! {
+            let __toolmark_run: ::core::pin::Pin<::std::boxed::Box<dyn #p::ToolRun>> = #pinned;
+            __toolmark_run
+        }
+    };
     quote! {
         #[allow(unused_imports)]
         fn __toolmark_start(

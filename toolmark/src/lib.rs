@@ -82,7 +82,7 @@ pub mod __private {
 #[doc(hidden)]
 pub use crate::tools::private::{
     SequenceOrMap, ToolArgDecode, ToolArgSchema, ToolArgSend, ToolErrorType, ToolInputDecode,
-    ToolInputSchema, ToolInputSend, ToolOutput,
+    ToolInputSchema, ToolInputSend, ToolOutput, ToolRun,
 };
 
 pub use crate::call::client::{

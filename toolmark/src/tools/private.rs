@@ -25,6 +25,14 @@ pub use crate::{Caller, Effect, Issue, State, ToolContext, ToolError};
 /// A tool's run, not yet polled.
 pub type ToolFuture = BoxFuture<'static, Result<Value, ToolError>>;
 
+/// A tool's run as the expansion first boxes it, before it becomes a
+/// [`ToolFuture`] (an upcast, no second box). Only so that a run that is not `Send`
+/// is reported as "required for the cast … to `Pin<Box<dyn ToolRun>>`", not with
+/// the full future type and a path through this module.
+pub trait ToolRun: Future<Output = Result<Value, ToolError>> + Send {}
+
+impl<F: Future<Output = Result<Value, ToolError>> + Send> ToolRun for F {}
+
 /// Decode the input and build the run in one step.
 pub type PrepareFnPtr = fn(&Value, bool, ToolContext) -> Result<ToolFuture, Vec<Issue>>;
 
