@@ -402,7 +402,7 @@ impl<T: Send + ?Sized> ToolInputSend for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool argument: it does not implement `schemars::JsonSchema` from schemars 1.x",
     label = "this argument's type needs `#[derive(schemars::JsonSchema)]` (schemars 1.x)",
-    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to the type, with `schemars = \"1\"` in Cargo.toml: a type deriving the `JsonSchema` of schemars 0.8 does not count"
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to your type (for an `Option<T>`, `Vec<T>`, …: to `T`), with `schemars = \"1\"` in Cargo.toml: a type deriving the `JsonSchema` of schemars 0.8 does not count"
 )]
 pub trait ToolArgSchema {
     const OK: usize = 0;
@@ -415,7 +415,7 @@ impl<T: schemars::JsonSchema + ?Sized> ToolArgSchema for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool argument: it does not implement `serde::Deserialize`",
     label = "this argument's type needs `#[derive(serde::Deserialize)]` (owning its data: no borrowed fields)",
-    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to the type (or make this parameter a `State<T>` / `ToolContext`)"
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to your type (for an `Option<T>`, `Vec<T>`, …: to `T`), or make this parameter a `State<T>` / `ToolContext`"
 )]
 pub trait ToolArgDecode {
     const OK: usize = 0;
