@@ -449,7 +449,12 @@ impl Inner {
                 format!("Tool `{}` cannot be called by {caller}", entry.name),
             ));
         }
-        if entry.guarded() && !own_handler && self.config.lacks_confirm_path(caller) {
+        if entry.guarded()
+            && !own_handler
+            && self
+                .config
+                .lacks_approver(&entry.name, entry.effect, caller)
+        {
             self.emit(|| Event::MissingConfirmHandler {
                 tool: entry.name.to_string(),
                 callers: vec![caller],

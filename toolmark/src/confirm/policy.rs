@@ -24,7 +24,11 @@
 //! A policy only governs calls that need an approval: it is not consulted for
 //! read and write tools, nor for [`Human`](crate::Caller::Human) calls, nor for
 //! [`ToolContext::confirm`](crate::ToolContext::confirm) asks made during a run.
-//! It does not change what a manifest lists.
+//! It changes what a manifest lists in one case only: an inline caller with no
+//! confirm handler (nobody to ask) does not see guarded tools, except those the
+//! policy decides without asking — an `allow` rule lists the tool and runs its
+//! calls as the caller, a `deny` rule lists it and refuses its calls with the
+//! rule's reason. Such a tool also registers without a confirm handler.
 //!
 //! # Who approved
 //!
