@@ -15,8 +15,8 @@ use super::seal::{Sealed, Sealer};
 use super::{to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, StoreError};
 use crate::confirm::flow::{hidden_refusal, rejected, resolved, restore_and_validate};
 use crate::confirm::new_confirm_id;
-use crate::confirm::policy::{Approver, AskCtx};
-use crate::confirm::remember::person_check;
+use crate::confirm::policy::{Approver, AskCtx, For};
+use crate::confirm::remember::{person_check, remember};
 use crate::confirm::store::DropReason;
 use crate::event::{BridgeMessage, Event};
 use crate::sync::lock;
@@ -371,6 +371,7 @@ pub(crate) async fn defer(
         form_version: entry.stale_check.as_ref().map(|c| c.version()),
         policy_rule: ask.rule.clone(),
         person_required: ask.person,
+        session_bound: ask.session.is_some(),
     };
     let caps = Caps {
         max: inner.config.max_pending,
@@ -423,6 +424,7 @@ pub(crate) async fn confirm_pending(
     confirm_id: &str,
     decision: Decision,
     approver: &Approver,
+    remember_for: Option<For>,
 ) -> Outcome {
     shared.start(inner);
     let record = match shared.store.take(confirm_id).await {
@@ -468,21 +470,39 @@ pub(crate) async fn confirm_pending(
         }
         return Outcome::Refused(hidden_refusal(&entry));
     }
+    // What the policy asked of the approver. The call's session id is not stored:
+    // a decision remembered for the session of a call that had one is not kept.
+    let ask = AskCtx {
+        rule: record.policy_rule.clone(),
+        person: record.person_required,
+        session: None,
+    };
+    let remember_for = remember_for.filter(|d| {
+        let keep = !(*d == For::Session && record.session_bound);
+        if !keep {
+            tracing::debug!(target: "toolmark", tool = %record.tool, "a session decision on a stored confirmation of a call with a session id is not remembered");
+        }
+        keep
+    });
     if !decision.approved {
         resolved(inner, confirm_id, &entry, &decision, Vec::new(), approver);
+        remember(
+            inner,
+            &entry,
+            record.caller,
+            &ask,
+            remember_for,
+            false,
+            decision.reason.clone(),
+            approver,
+        )
+        .await;
         let outcome = Outcome::Refused(rejected(&decision));
         shared
             .deliver(inner, confirm_id, &record.tool, &outcome)
             .await;
         return outcome;
     }
-    // What the policy asked of the approver (the session stays out of the store:
-    // a decision on a stored confirmation is not remembered).
-    let ask = AskCtx {
-        rule: record.policy_rule.clone(),
-        person: record.person_required,
-        session: None,
-    };
     if let Err(reason) = person_check(&ask, approver) {
         // Not an answer this confirmation can take: it stays open for one that is.
         if let Err(e) = shared.store.restore(record).await {
@@ -519,6 +539,17 @@ pub(crate) async fn confirm_pending(
         },
     };
     resolved(inner, confirm_id, &entry, &decision, edited, approver);
+    remember(
+        inner,
+        &entry,
+        record.caller,
+        &ask,
+        remember_for,
+        true,
+        None,
+        approver,
+    )
+    .await;
     let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
     shared
         .deliver(inner, confirm_id, &record.tool, &outcome)
@@ -683,6 +714,22 @@ mod register_tests {
         }
         fn subscribe(&self) -> tokio::sync::broadcast::Receiver<String> {
             self.0.subscribe()
+        }
+        fn remember(&self, d: crate::policy::Remembered) -> BoxFuture<'_, Result<(), StoreError>> {
+            self.0.remember(d)
+        }
+        fn remembered_for<'a>(
+            &'a self,
+            tool: &'a str,
+            caller: crate::Caller,
+        ) -> BoxFuture<'a, Result<Option<crate::policy::Remembered>, StoreError>> {
+            self.0.remembered_for(tool, caller)
+        }
+        fn remembered(&self) -> BoxFuture<'_, Result<Vec<crate::policy::Remembered>, StoreError>> {
+            self.0.remembered()
+        }
+        fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+            self.0.forget(id)
         }
     }
 

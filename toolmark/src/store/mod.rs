@@ -42,6 +42,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::policy::Remembered;
 use crate::{Caller, Change};
 
 pub(crate) mod flow;
@@ -101,6 +102,11 @@ pub struct ConfirmRecord {
     /// without an approver identity is refused and the record stays pending).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub person_required: bool,
+    /// Whether the call carried a session id ([`CallOptions::session`](crate::CallOptions::session)).
+    /// The id itself is not stored, so an approval of it remembered
+    /// [`For::Session`](crate::policy::For::Session) is not kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub session_bound: bool,
 }
 
 impl ConfirmRecord {
@@ -249,4 +255,26 @@ pub trait ConfirmStore: Send + Sync + 'static {
 
     /// The messages [`publish`](Self::publish)ed from now on, by any instance.
     fn subscribe(&self) -> broadcast::Receiver<String>;
+
+    /// Keep a [`For::Always`](crate::policy::For::Always) remembered decision
+    /// (it holds no input value and no secret). It replaces the one kept for the
+    /// same tool and caller, if any; at most [`MAX_REMEMBERED`] are kept, the
+    /// oldest dropped first.
+    fn remember(&self, decision: Remembered) -> BoxFuture<'_, Result<(), StoreError>>;
+
+    /// The decision kept for calls of `tool` (full name) by `caller`, if any.
+    fn remembered_for<'a>(
+        &'a self,
+        tool: &'a str,
+        caller: Caller,
+    ) -> BoxFuture<'a, Result<Option<Remembered>, StoreError>>;
+
+    /// Every decision kept, oldest first.
+    fn remembered(&self) -> BoxFuture<'_, Result<Vec<Remembered>, StoreError>>;
+
+    /// Revoke the decision `id`: whether there was one.
+    fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
 }
+
+/// The most remembered decisions a store keeps (as a toolmark keeps in itself).
+pub const MAX_REMEMBERED: usize = crate::confirm::remember::MAX_REMEMBERED;
