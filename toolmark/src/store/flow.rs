@@ -42,6 +42,11 @@ pub(crate) struct Shared {
     rx: std::sync::Mutex<Option<broadcast::Receiver<String>>>,
     wake: Arc<Notify>,
     stop: CancellationToken,
+    /// Tools of disposed scopes whose stored confirmations are still to drop.
+    disposed: std::sync::Mutex<Vec<Arc<str>>>,
+    /// Held while they are dropped, so a listing or an answer after `dispose`
+    /// waits for it.
+    settling: tokio::sync::Mutex<()>,
 }
 
 impl Drop for Shared {
@@ -112,6 +117,8 @@ impl Shared {
             rx: std::sync::Mutex::new(Some(rx)),
             wake: Arc::new(Notify::new()),
             stop: CancellationToken::new(),
+            disposed: std::sync::Mutex::new(Vec::new()),
+            settling: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -193,6 +200,35 @@ impl Shared {
         }
         let outcome = Outcome::Refused(drop_refusal(reason));
         self.deliver(inner, &r.id, &r.tool, &outcome).await;
+    }
+
+    /// Drop the stored confirmations of the tools of disposed scopes
+    /// (`scope_disposed`) that no scope registered again.
+    pub(crate) async fn settle_disposed(&self, inner: &Inner) -> Result<(), StoreError> {
+        let _settling = self.settling.lock().await;
+        let names: HashSet<Arc<str>> = std::mem::take(&mut *lock(&self.disposed))
+            .into_iter()
+            .collect();
+        if names.is_empty() {
+            return Ok(());
+        }
+        let all = match self.store.list().await {
+            Ok(all) => all,
+            Err(e) => {
+                // Tried again by the next listing or answer.
+                lock(&self.disposed).extend(names);
+                return Err(e);
+            }
+        };
+        for r in all.iter().filter(|r| names.contains(r.tool.as_str())) {
+            if inner.read_registry().contains_key(r.tool.as_str()) {
+                continue;
+            }
+            if let Some(r) = self.store.take(&r.id).await? {
+                self.drop_record(inner, &r, DropReason::ScopeDisposed).await;
+            }
+        }
+        Ok(())
     }
 
     /// Expire what is due by the toolmark's clock.
@@ -427,6 +463,9 @@ pub(crate) async fn confirm_pending(
     remember_for: Option<For>,
 ) -> Outcome {
     shared.start(inner);
+    if let Err(e) = shared.settle_disposed(inner).await {
+        return unavailable(&e);
+    }
     let record = match shared.store.take(confirm_id).await {
         Ok(Some(r)) => r,
         Ok(None) => return unknown_id(),
@@ -558,29 +597,22 @@ pub(crate) async fn confirm_pending(
 }
 
 /// The tools of disposed scopes: their stored confirmations are dropped
-/// (`scope_disposed`), in the background.
+/// (`scope_disposed`), in the background and, at the latest, before the next
+/// listing or answer.
 pub(crate) fn on_disposed(inner: &Arc<Inner>, tools: Vec<Arc<str>>) {
-    if tools.is_empty() || inner.shared.is_none() {
+    let Some(shared) = &inner.shared else { return };
+    if tools.is_empty() {
         return;
     }
+    lock(&shared.disposed).extend(tools);
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return;
     };
     let inner = Arc::clone(inner);
     handle.spawn(async move {
-        let Some(shared) = &inner.shared else { return };
-        let names: HashSet<&str> = tools.iter().map(|t| &**t).collect();
-        let Ok(all) = shared.store.list().await else {
-            return;
-        };
-        for r in all.iter().filter(|r| names.contains(r.tool.as_str())) {
-            if inner.read_registry().contains_key(r.tool.as_str()) {
-                continue;
-            }
-            if let Ok(Some(r)) = shared.store.take(&r.id).await {
-                shared
-                    .drop_record(&inner, &r, DropReason::ScopeDisposed)
-                    .await;
+        if let Some(shared) = &inner.shared {
+            if let Err(e) = shared.settle_disposed(&inner).await {
+                tracing::debug!(target: "toolmark", error = %e, "the confirmations of disposed scopes are dropped later");
             }
         }
     });
@@ -613,6 +645,7 @@ impl Toolmark {
             return Ok(self.pending_confirmations());
         };
         shared.start(&self.inner);
+        shared.settle_disposed(&self.inner).await?;
         shared.sweep_now(&self.inner).await?;
         let now = crate::store::to_ms(self.inner.now());
         Ok(shared
@@ -636,6 +669,7 @@ impl Toolmark {
             return Ok(false);
         };
         shared.start(&self.inner);
+        shared.settle_disposed(&self.inner).await?;
         match shared.store.take(confirm_id).await? {
             Some(r) => {
                 shared
