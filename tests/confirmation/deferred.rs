@@ -480,3 +480,32 @@ async fn a_hidden_tools_confirmation_still_expires(s: Store) {
     assert_eq!(late.refusal_code(), Some(RefusalCode::ConfirmationExpired));
     assert_eq!(count(&runs), 0);
 }
+
+/// The scan that follows every Redis test finds a secret written in clear (so its
+/// passing means something).
+#[cfg(feature = "redis")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_redis_scan_after_each_test_finds_a_secret_in_clear() {
+    use futures_util::FutureExt;
+    if stores::redis_url().is_none() {
+        return;
+    }
+    let caught = std::panic::AssertUnwindSafe(stores::run(Store::Redis, |s| async move {
+        let Some(stores::Backing::Redis { url, prefix }) = s.open() else {
+            panic!("a Redis store")
+        };
+        let client = ::redis::Client::open(url.as_str()).unwrap();
+        let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+        let _: () = ::redis::cmd("SET")
+            .arg(format!("{prefix}:leak"))
+            .arg(format!("{{\"pin\":\"{}\"}}", stores::SECRETS[0]))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }))
+    .catch_unwind()
+    .await;
+    let err = caught.expect_err("the scan finds the secret");
+    let text = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(text.contains("a secret is in Redis in clear"), "{text}");
+}

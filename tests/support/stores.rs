@@ -29,6 +29,10 @@ pub const SECRETS: &[&str] = &[
     "CVC-31337",
     "CVC-EDITED-4242",
     "PW-SECRET-5150",
+    // tests/sensitive
+    "pin-9876",
+    "cvc-111",
+    "cvc-222",
 ];
 
 /// Which store a test runs on.
