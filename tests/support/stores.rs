@@ -254,3 +254,21 @@ macro_rules! on_every_store {
     };
 }
 pub(crate) use on_every_store;
+
+/// Generate each `async fn name(store: Store)` as one test per store that
+/// instances can share (`memory` and, with feature `redis`, `redis`): the built-in
+/// store belongs to one toolmark.
+macro_rules! on_shared_stores {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { $crate::stores::run($crate::stores::Store::Memory, super::$name).await })*
+        }
+        #[cfg(feature = "redis")]
+        mod redis {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { $crate::stores::run($crate::stores::Store::Redis, super::$name).await })*
+        }
+    };
+}
+pub(crate) use on_shared_stores;
