@@ -28,44 +28,7 @@ async fn login(input: Login) -> Result<String, toolmark::ToolError> {
 
 const SECRETS: [&str; 4] = ["PIN-7310", "CVC-90210", "CVC-31337", "CVC-EDITED-4242"];
 
-/// Every key under `prefix` and everything it holds, as text.
-async fn dump(url: &str, prefix: &str) -> Vec<String> {
-    let client = redis::Client::open(url).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let keys: Vec<String> = {
-        let mut iter = conn
-            .scan_match::<_, String>(format!("{prefix}*"))
-            .await
-            .unwrap();
-        let mut keys = Vec::new();
-        while let Some(k) = futures_util::StreamExt::next(&mut iter).await {
-            keys.push(k.unwrap());
-        }
-        keys
-    };
-    let mut out = Vec::new();
-    for k in keys {
-        let kind: String = redis::cmd("TYPE")
-            .arg(&k)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        let text = match kind.as_str() {
-            "string" => conn.get::<_, String>(&k).await.unwrap(),
-            "zset" => conn
-                .zrange_withscores::<_, Vec<(String, f64)>>(&k, 0, -1)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|(m, s)| format!("{m}={s}"))
-                .collect::<Vec<_>>()
-                .join(","),
-            other => panic!("unexpected key type {other} at {k}"),
-        };
-        out.push(format!("{k} => {text}"));
-    }
-    out
-}
+use crate::stores::dump;
 
 async fn pay_instance(
     url: &str,

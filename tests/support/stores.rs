@@ -9,7 +9,7 @@
 //! (`CI` set), where its absence fails them.
 //!
 //! Shared by several test targets (`#[path]`): not every target uses every item.
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_macros, unused_imports)]
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
