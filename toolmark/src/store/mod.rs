@@ -28,7 +28,12 @@
 //! tool later fails with the same code.
 //!
 //! Inline confirmations (a caller waiting on the confirm handler) are never stored:
-//! they stay in the process that holds the waiting call.
+//! they stay in the process that holds the waiting call (and are capped there).
+//!
+//! The store also keeps the [`For::Always`](crate::policy::For::Always) remembered
+//! decisions, so every instance honours them and a revocation on one revokes for
+//! all; [`For::Session`](crate::policy::For::Session) ones stay in each process
+//! (see [`policy`](crate::policy#across-instances)).
 //!
 //! A store that cannot be reached makes the call or the approval refused
 //! `unavailable`; nothing runs twice, and a record stored before the fault is
