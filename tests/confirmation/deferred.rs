@@ -490,10 +490,13 @@ async fn the_redis_scan_after_each_test_finds_a_secret_in_clear() {
     if stores::redis_url().is_none() {
         return;
     }
+    let leak = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let key = leak.clone();
     let caught = std::panic::AssertUnwindSafe(stores::run(Store::Redis, |s| async move {
         let Some(stores::Backing::Redis { url, prefix }) = s.open() else {
             panic!("a Redis store")
         };
+        *key.lock().unwrap() = format!("{prefix}:leak");
         let client = ::redis::Client::open(url.as_str()).unwrap();
         let mut conn = client.get_multiplexed_async_connection().await.unwrap();
         let _: () = ::redis::cmd("SET")
@@ -508,4 +511,15 @@ async fn the_redis_scan_after_each_test_finds_a_secret_in_clear() {
     let err = caught.expect_err("the scan finds the secret");
     let text = err.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(text.contains("a secret is in Redis in clear"), "{text}");
+    // Leave no secret behind for a scan of the whole Redis after the suite.
+    let url = stores::redis_url().unwrap();
+    let client = ::redis::Client::open(url.as_str()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let key = leak.lock().unwrap().clone();
+    let deleted: i64 = ::redis::cmd("DEL")
+        .arg(key)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(deleted, 1);
 }
