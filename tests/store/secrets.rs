@@ -231,3 +231,40 @@ async fn a_durable_store_without_a_seal_key_refuses_tools_with_sensitive_paths()
     tm.register(pay(&Arc::default()), Default::default())
         .unwrap();
 }
+
+/// A `MemoryStore` without a seal key keeps a record's real input in memory only:
+/// the run gets every secret, and what the store lists (its `Debug` and its JSON)
+/// shows none.
+#[tokio::test]
+async fn a_keyless_memory_store_keeps_secrets_in_memory_only() {
+    use toolmark::store::ConfirmStore;
+    let store = MemoryStore::new();
+    let tm = Toolmark::builder()
+        .confirm_store(store.clone())
+        .build()
+        .unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    tm.register(pay(&seen), Default::default()).unwrap();
+    let input = json!({
+        "title": "Robotics",
+        "pin": SECRETS[0],
+        "cards": [{"number": "4242", "cvc": SECRETS[1]}]
+    });
+    let id = tm
+        .call("pay", input.clone(), opts(toolmark::Caller::InApp))
+        .await
+        .confirm_id()
+        .unwrap()
+        .to_owned();
+    let records = store.list().await.unwrap();
+    let shown = format!("{records:?} {}", serde_json::to_string(&records).unwrap());
+    for secret in SECRETS {
+        assert!(!shown.contains(secret), "{shown}");
+    }
+    assert!(tm.confirm_pending(&id, Decision::approve()).await.is_ok());
+    assert_eq!(
+        seen.lock().unwrap()[0],
+        input,
+        "the run gets the real input"
+    );
+}

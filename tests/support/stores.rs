@@ -138,14 +138,15 @@ impl Store {
 }
 
 impl Backing {
-    /// `builder` with this store (a new connection for Redis) and the seal key.
+    /// `builder` with this store (a new connection for Redis, with the seal key;
+    /// a `MemoryStore` needs none and gets none: it keeps a secret in memory, as
+    /// the built-in store does — tests/store runs it with a key, sealed).
     pub async fn builder(&self, builder: ToolmarkBuilder) -> ToolmarkBuilder {
-        let builder = builder.seal_key(KEY);
         match self {
             Backing::Builtin => builder,
             Backing::Memory(store) => builder.confirm_store(store.clone()),
             #[cfg(feature = "redis")]
-            Backing::Redis { url, prefix } => builder.confirm_store(
+            Backing::Redis { url, prefix } => builder.seal_key(KEY).confirm_store(
                 toolmark::store::RedisStore::connect_with(
                     url,
                     toolmark::store::RedisStoreOptions::default().prefix(prefix),

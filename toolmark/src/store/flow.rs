@@ -250,7 +250,9 @@ impl Shared {
             }
             // A key is set: every record is sealed; one without a seal was changed.
             (Some(_), None) => None,
-            (None, None) => Some(r.input.clone()),
+            // The input has nothing to redact, or a store in this process kept the
+            // real one in memory.
+            (None, None) => Some(r.in_memory.0.clone().unwrap_or_else(|| r.input.clone())),
             // Sealed under a key this toolmark does not have.
             (None, Some(_)) => None,
         }
@@ -367,6 +369,12 @@ pub(crate) async fn defer(
     let id = new_confirm_id();
     let now = inner.now();
     let expires_at = now + inner.config.confirm_expiry;
+    // Without a seal key, a store that is not durable keeps the real input in
+    // process memory (never serialized), as the built-in store does.
+    let in_memory = super::InMemory(
+        (shared.sealer.is_none() && entry.has_sensitive() && !shared.store.durable())
+            .then(|| input.clone()),
+    );
     let sealed = match &shared.sealer {
         Some(sealer) => {
             let Some(text) = sealer.seal(
@@ -407,6 +415,7 @@ pub(crate) async fn defer(
         form_version: entry.stale_check.as_ref().map(|c| c.version()),
         policy_rule: ask.rule.clone(),
         person_required: ask.person,
+        in_memory,
         session_bound: ask.session.is_some(),
     };
     let caps = Caps {

@@ -20,6 +20,10 @@ use crate::Caller;
 /// is `false`, so no seal key is required), and is the reference for a store of
 /// your own.
 ///
+/// Without a seal key, a record of a tool with sensitive paths keeps its real
+/// input in this process's memory (as the built-in store does); with one, it is
+/// sealed as in a durable store.
+///
 /// A toolmark without a store keeps its deferred confirmations in itself, which is
 /// faster still; this store runs the same path a durable store does.
 #[derive(Clone)]

@@ -107,11 +107,32 @@ pub struct ConfirmRecord {
     /// without an approver identity is refused and the record stays pending).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub person_required: bool,
+    /// The real input, when a store that is not durable keeps the record and the
+    /// builder has no seal key (a tool with sensitive paths): held in process
+    /// memory only, like the built-in store's. Never serialized, never shown by
+    /// `Debug`.
+    #[serde(skip)]
+    pub(crate) in_memory: InMemory,
     /// Whether the call carried a session id ([`CallOptions::session`](crate::CallOptions::session)).
     /// The id itself is not stored, so an approval of it remembered
     /// [`For::Session`](crate::policy::For::Session) is not kept.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub session_bound: bool,
+}
+
+/// A record's real input kept in process memory (see
+/// `ConfirmRecord::in_memory`): `Debug` shows only whether there is one.
+#[derive(Clone, Default, PartialEq)]
+pub(crate) struct InMemory(pub(crate) Option<Value>);
+
+impl fmt::Debug for InMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "InMemory([redacted])"
+        } else {
+            "InMemory(None)"
+        })
+    }
 }
 
 impl ConfirmRecord {
