@@ -7,16 +7,26 @@ use toolmark::{BridgeMessage, Caller, ConfirmMode, Event, RefusalCode, Toolmark}
 
 use crate::*;
 
+on_every_store!(
+    a_caller_alone_may_fill_max_pending_and_the_oldest_expire_first,
+    one_caller_cannot_push_out_another_callers_confirmations,
+    a_set_per_caller_bound_is_hard_and_evicts_only_that_callers_oldest,
+    a_bridge_subscriber_that_falls_behind_gets_one_lagged_message_then_the_rest,
+);
+
 /// A toolmark where InApp and Test are both deferred, with `send` registered.
 async fn two_deferred_callers(
+    s: Store,
     build: impl FnOnce(toolmark::ToolmarkBuilder) -> toolmark::ToolmarkBuilder,
-) -> Toolmark {
-    let tm = build(Toolmark::builder().confirm_mode(Caller::Test, ConfirmMode::Deferred))
-        .build()
-        .unwrap();
+) -> Option<Toolmark> {
+    let tm = s
+        .build(build(
+            Toolmark::builder().confirm_mode(Caller::Test, ConfirmMode::Deferred),
+        ))
+        .await?;
     tm.register(guarded("send", &runs()), Default::default())
         .unwrap();
-    tm
+    Some(tm)
 }
 
 async fn ask(tm: &Toolmark, caller: Caller, n: usize) -> Vec<String> {
@@ -28,31 +38,34 @@ async fn ask(tm: &Toolmark, caller: Caller, n: usize) -> Vec<String> {
     ids
 }
 
-fn pending_of(tm: &Toolmark, caller: Caller) -> Vec<String> {
-    tm.pending_confirmations()
+async fn pending_of(tm: &Toolmark, caller: Caller) -> Vec<String> {
+    pending(tm)
+        .await
         .into_iter()
         .filter(|p| p.caller == caller)
         .map(|p| p.confirm_id)
         .collect()
 }
 
-#[tokio::test]
-async fn a_caller_alone_may_fill_max_pending_and_the_oldest_expire_first() {
-    let tm = two_deferred_callers(|b| b).await;
+async fn a_caller_alone_may_fill_max_pending_and_the_oldest_expire_first(s: Store) {
+    let Some(tm) = two_deferred_callers(s, |b| b).await else {
+        return;
+    };
     let ids = ask(&tm, Caller::InApp, 101).await;
-    let pending = pending_of(&tm, Caller::InApp);
+    let pending = pending_of(&tm, Caller::InApp).await;
     assert_eq!(pending.len(), 100);
     assert_eq!(pending, ids[1..].to_vec());
 }
 
-#[tokio::test]
-async fn one_caller_cannot_push_out_another_callers_confirmations() {
-    let tm = two_deferred_callers(|b| b).await;
+async fn one_caller_cannot_push_out_another_callers_confirmations(s: Store) {
+    let Some(tm) = two_deferred_callers(s, |b| b).await else {
+        return;
+    };
     let mut events = tm.events();
     let theirs = ask(&tm, Caller::Test, 3).await;
     let mine = ask(&tm, Caller::InApp, 150).await;
-    assert_eq!(pending_of(&tm, Caller::Test), theirs, "untouched");
-    let left = pending_of(&tm, Caller::InApp);
+    assert_eq!(pending_of(&tm, Caller::Test).await, theirs, "untouched");
+    let left = pending_of(&tm, Caller::InApp).await;
     assert_eq!(left.len(), 97, "the flooding caller lost its own oldest");
     assert_eq!(left, mine[53..].to_vec());
     let mut evicted = Vec::new();
@@ -76,14 +89,15 @@ async fn one_caller_cannot_push_out_another_callers_confirmations() {
     );
 }
 
-#[tokio::test]
-async fn a_set_per_caller_bound_is_hard_and_evicts_only_that_callers_oldest() {
-    let tm = two_deferred_callers(|b| b.max_pending_per_caller(3)).await;
+async fn a_set_per_caller_bound_is_hard_and_evicts_only_that_callers_oldest(s: Store) {
+    let Some(tm) = two_deferred_callers(s, |b| b.max_pending_per_caller(3)).await else {
+        return;
+    };
     let mut bridge = tm.bridge();
     let theirs = ask(&tm, Caller::Test, 2).await;
     let mine = ask(&tm, Caller::InApp, 5).await;
-    assert_eq!(pending_of(&tm, Caller::InApp), mine[2..].to_vec());
-    assert_eq!(pending_of(&tm, Caller::Test), theirs);
+    assert_eq!(pending_of(&tm, Caller::InApp).await, mine[2..].to_vec());
+    assert_eq!(pending_of(&tm, Caller::Test).await, theirs);
     // The evicted ones expire: the agent hears of each through the bridge.
     for id in &mine[..2] {
         let Some(BridgeMessage::Confirmed {
@@ -113,15 +127,16 @@ async fn a_zero_per_caller_bound_or_bridge_capacity_is_a_config_error() {
     }
 }
 
-#[tokio::test]
-async fn a_bridge_subscriber_that_falls_behind_gets_one_lagged_message_then_the_rest() {
-    let tm = two_deferred_callers(|b| b.bridge_capacity(2).max_pending(1000)).await;
+async fn a_bridge_subscriber_that_falls_behind_gets_one_lagged_message_then_the_rest(s: Store) {
+    let Some(tm) = two_deferred_callers(s, |b| b.bridge_capacity(2).max_pending(1000)).await else {
+        return;
+    };
     let mut slow = tm.bridge();
     let mut fast = tm.bridge();
     let ids = ask(&tm, Caller::InApp, 5).await;
     let mut fast_seen = Vec::new();
     for id in &ids {
-        assert!(tm.cancel_pending(id));
+        assert!(cancel(&tm, id).await);
         while let Some(BridgeMessage::Confirmed { confirm_id, .. }) = fast.try_recv() {
             fast_seen.push(confirm_id);
         }
@@ -137,7 +152,7 @@ async fn a_bridge_subscriber_that_falls_behind_gets_one_lagged_message_then_the_
     assert!(slow.try_recv().is_none());
     // Caught up: new messages arrive again.
     let more = ask(&tm, Caller::InApp, 1).await;
-    tm.cancel_pending(&more[0]);
+    cancel(&tm, &more[0]).await;
     assert_eq!(kept(slow.recv().await), more[0]);
     assert_eq!(
         serde_json::to_value(BridgeMessage::Lagged { missed: 3 }).unwrap(),

@@ -8,10 +8,31 @@ use toolmark::{BridgeMessage, Caller, ConfirmMode, Decision, Outcome, RefusalCod
 
 use crate::*;
 
-#[tokio::test]
-async fn deferred_call_returns_needs_confirmation_and_the_tool_has_not_run() {
+on_every_store!(
+    deferred_call_returns_needs_confirmation_and_the_tool_has_not_run,
+    approval_runs_the_tool_as_human_and_the_bridge_delivers_the_outcome,
+    an_approved_run_executes_as_human_even_when_human_is_not_an_allowed_caller,
+    an_edited_input_is_revalidated_and_an_invalid_edit_keeps_the_id,
+    an_invalid_deferred_call_is_refused_invalid_never_needs_confirmation,
+    a_rejection_and_its_reason_reach_the_agent,
+    a_second_approval_of_the_same_id_is_confirmation_expired,
+    fifty_concurrent_approvals_of_one_id_run_the_tool_exactly_once,
+    an_approval_after_expiry_is_expired_by_the_clock_with_no_timer_run,
+    expiry_sends_a_bridge_message_when_the_clock_moves,
+    at_most_max_pending_are_pending_and_the_oldest_expire_first,
+    disposal_drops_pending_confirmations,
+    test_callers_can_be_set_to_deferred,
+    cancel_pending_withdraws_a_confirmation,
+    every_bridge_subscriber_gets_every_message_in_order,
+    a_pending_confirmation_of_a_hidden_tool_is_unknown_tool_and_stays_pending,
+    a_hidden_tools_confirmation_still_expires,
+);
+
+async fn deferred_call_returns_needs_confirmation_and_the_tool_has_not_run(s: Store) {
     let clock = ManualClock::new();
-    let (tm, runs) = create_tm(Toolmark::builder().clock(clock.clone()));
+    let Some((tm, runs)) = create_on(s, Toolmark::builder().clock(clock.clone())).await else {
+        return;
+    };
     let out = tm
         .call("create", json!({"title": "Robotics"}), opts(Caller::InApp))
         .await;
@@ -26,16 +47,17 @@ async fn deferred_call_returns_needs_confirmation_and_the_tool_has_not_run() {
     // 2026-01-01T00:00:00Z).
     assert_eq!(v["expiresAt"], "2026-01-01T00:10:00.000Z");
     assert_eq!(count(&runs), 0);
-    let pending = tm.pending_confirmations();
+    let pending = pending(&tm).await;
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].confirm_id, id);
     assert_eq!(pending[0].tool, "create");
     assert_eq!(pending[0].caller, Caller::InApp);
 }
 
-#[tokio::test]
-async fn approval_runs_the_tool_as_human_and_the_bridge_delivers_the_outcome() {
-    let (tm, runs) = create_tm(Toolmark::builder());
+async fn approval_runs_the_tool_as_human_and_the_bridge_delivers_the_outcome(s: Store) {
+    let Some((tm, runs)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let mut bridge = tm.bridge();
     let out = tm
         .call("create", json!({"title": "Robotics"}), opts(Caller::InApp))
@@ -65,12 +87,13 @@ async fn approval_runs_the_tool_as_human_and_the_bridge_delivers_the_outcome() {
     .unwrap();
     assert_eq!(msg["type"], "confirmed");
     assert_eq!(msg["outcome"]["status"], "ok");
-    assert!(tm.pending_confirmations().is_empty());
+    assert!(pending(&tm).await.is_empty());
 }
 
-#[tokio::test]
-async fn an_approved_run_executes_as_human_even_when_human_is_not_an_allowed_caller() {
-    let tm = Toolmark::builder().build().unwrap();
+async fn an_approved_run_executes_as_human_even_when_human_is_not_an_allowed_caller(s: Store) {
+    let Some(tm) = s.build(Toolmark::builder()).await else {
+        return;
+    };
     let runs = runs();
     tm.register(
         guarded("create", &runs).callers([Caller::InApp]),
@@ -82,9 +105,10 @@ async fn an_approved_run_executes_as_human_even_when_human_is_not_an_allowed_cal
     assert_eq!(out.output().unwrap()["caller"], "human");
 }
 
-#[tokio::test]
-async fn an_edited_input_is_revalidated_and_an_invalid_edit_keeps_the_id() {
-    let (tm, runs) = create_tm(Toolmark::builder());
+async fn an_edited_input_is_revalidated_and_an_invalid_edit_keeps_the_id(s: Store) {
+    let Some((tm, runs)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let id = defer(&tm, "create", json!({"title": "Robotics"})).await;
     let bad = tm
         .confirm_pending(&id, Decision::approve_with(json!({"title": 5})))
@@ -93,7 +117,7 @@ async fn an_edited_input_is_revalidated_and_an_invalid_edit_keeps_the_id() {
     assert_eq!(bad.refusal().unwrap().issues[0].path, "title");
     assert_eq!(count(&runs), 0);
     assert_eq!(
-        tm.pending_confirmations().len(),
+        pending(&tm).await.len(),
         1,
         "a refused decision does not use up the id"
     );
@@ -104,19 +128,21 @@ async fn an_edited_input_is_revalidated_and_an_invalid_edit_keeps_the_id() {
     assert_eq!(count(&runs), 1);
 }
 
-#[tokio::test]
-async fn an_invalid_deferred_call_is_refused_invalid_never_needs_confirmation() {
-    let (tm, _) = create_tm(Toolmark::builder());
+async fn an_invalid_deferred_call_is_refused_invalid_never_needs_confirmation(s: Store) {
+    let Some((tm, _)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let out = tm
         .call("create", json!({"title": 1}), opts(Caller::InApp))
         .await;
     assert_eq!(code(&out), Some(RefusalCode::Invalid));
-    assert!(tm.pending_confirmations().is_empty());
+    assert!(pending(&tm).await.is_empty());
 }
 
-#[tokio::test]
-async fn a_rejection_and_its_reason_reach_the_agent() {
-    let (tm, runs) = create_tm(Toolmark::builder());
+async fn a_rejection_and_its_reason_reach_the_agent(s: Store) {
+    let Some((tm, runs)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let mut bridge = tm.bridge();
     let id = defer(&tm, "create", json!({})).await;
     let out = tm
@@ -131,9 +157,10 @@ async fn a_rejection_and_its_reason_reach_the_agent() {
     assert_eq!(count(&runs), 0);
 }
 
-#[tokio::test]
-async fn a_second_approval_of_the_same_id_is_confirmation_expired() {
-    let (tm, runs) = create_tm(Toolmark::builder());
+async fn a_second_approval_of_the_same_id_is_confirmation_expired(s: Store) {
+    let Some((tm, runs)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let id = defer(&tm, "create", json!({})).await;
     assert!(tm.confirm_pending(&id, Decision::approve()).await.is_ok());
     let again = tm.confirm_pending(&id, Decision::approve()).await;
@@ -145,9 +172,10 @@ async fn a_second_approval_of_the_same_id_is_confirmation_expired() {
     assert_eq!(count(&runs), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn fifty_concurrent_approvals_of_one_id_run_the_tool_exactly_once() {
-    let (tm, runs) = create_tm(Toolmark::builder());
+async fn fifty_concurrent_approvals_of_one_id_run_the_tool_exactly_once(s: Store) {
+    let Some((tm, runs)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let id = defer(&tm, "create", json!({})).await;
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(50));
     let mut handles = Vec::new();
@@ -169,10 +197,11 @@ async fn fifty_concurrent_approvals_of_one_id_run_the_tool_exactly_once() {
     assert_eq!(count(&runs), 1);
 }
 
-#[tokio::test]
-async fn an_approval_after_expiry_is_expired_by_the_clock_with_no_timer_run() {
+async fn an_approval_after_expiry_is_expired_by_the_clock_with_no_timer_run(s: Store) {
     let clock = ManualClock::new();
-    let (tm, runs) = create_tm(Toolmark::builder().clock(clock.clone()));
+    let Some((tm, runs)) = create_on(s, Toolmark::builder().clock(clock.clone())).await else {
+        return;
+    };
     let id = defer(&tm, "create", json!({})).await;
     // The clock jumps (a laptop slept); nothing has had a chance to run a timer.
     clock.advance(Duration::from_secs(601));
@@ -181,14 +210,18 @@ async fn an_approval_after_expiry_is_expired_by_the_clock_with_no_timer_run() {
     assert_eq!(count(&runs), 0);
 }
 
-#[tokio::test]
-async fn expiry_sends_a_bridge_message_when_the_clock_moves() {
+async fn expiry_sends_a_bridge_message_when_the_clock_moves(s: Store) {
     let clock = ManualClock::new();
-    let (tm, _) = create_tm(
+    let Some((tm, _)) = create_on(
+        s,
         Toolmark::builder()
             .clock(clock.clone())
             .confirm_expiry(Duration::from_secs(60)),
-    );
+    )
+    .await
+    else {
+        return;
+    };
     let mut bridge = tm.bridge();
     let id = defer(&tm, "create", json!({})).await;
     clock.advance(Duration::from_secs(59));
@@ -205,12 +238,13 @@ async fn expiry_sends_a_bridge_message_when_the_clock_moves() {
     };
     assert_eq!(confirm_id, id);
     assert_eq!(code(&outcome), Some(RefusalCode::ConfirmationExpired));
-    assert!(tm.pending_confirmations().is_empty());
+    assert!(pending(&tm).await.is_empty());
 }
 
-#[tokio::test]
-async fn at_most_max_pending_are_pending_and_the_oldest_expire_first() {
-    let (tm, _) = create_tm(Toolmark::builder());
+async fn at_most_max_pending_are_pending_and_the_oldest_expire_first(s: Store) {
+    let Some((tm, _)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let mut bridge = tm.bridge();
     let mut ids = Vec::new();
     for n in 0..101 {
@@ -219,7 +253,7 @@ async fn at_most_max_pending_are_pending_and_the_oldest_expire_first() {
             .await;
         ids.push(out.confirm_id().unwrap().to_owned());
     }
-    let pending = tm.pending_confirmations();
+    let pending = pending(&tm).await;
     assert_eq!(pending.len(), 100);
     assert_eq!(pending[0].confirm_id, ids[1], "oldest first");
     let BridgeMessage::Confirmed {
@@ -242,9 +276,10 @@ async fn at_most_max_pending_are_pending_and_the_oldest_expire_first() {
         .is_ok());
 }
 
-#[tokio::test]
-async fn disposal_drops_pending_confirmations() {
-    let tm = Toolmark::builder().build().unwrap();
+async fn disposal_drops_pending_confirmations(s: Store) {
+    let Some(tm) = s.build(Toolmark::builder()).await else {
+        return;
+    };
     let runs = runs();
     let scope = tm.scope("challenges");
     scope.register(guarded("create", &runs)).unwrap();
@@ -254,7 +289,7 @@ async fn disposal_drops_pending_confirmations() {
     let id = defer(&tm, "challenges.create", json!({})).await;
     let other = defer(&tm, "other", json!({})).await;
     scope.dispose();
-    let pending = tm.pending_confirmations();
+    let pending = pending(&tm).await;
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].confirm_id, other);
     let BridgeMessage::Confirmed {
@@ -272,20 +307,27 @@ async fn disposal_drops_pending_confirmations() {
     assert_eq!(count(&runs), 0);
 }
 
-#[tokio::test]
-async fn test_callers_can_be_set_to_deferred() {
-    let (tm, _) = create_tm(Toolmark::builder().confirm_mode(Caller::Test, ConfirmMode::Deferred));
+async fn test_callers_can_be_set_to_deferred(s: Store) {
+    let Some((tm, _)) = create_on(
+        s,
+        Toolmark::builder().confirm_mode(Caller::Test, ConfirmMode::Deferred),
+    )
+    .await
+    else {
+        return;
+    };
     let out = tm.call("create", json!({}), opts(Caller::Test)).await;
     assert_eq!(out.status(), "needs_confirmation");
 }
 
-#[tokio::test]
-async fn cancel_pending_withdraws_a_confirmation() {
-    let (tm, _) = create_tm(Toolmark::builder());
+async fn cancel_pending_withdraws_a_confirmation(s: Store) {
+    let Some((tm, _)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let mut bridge = tm.bridge();
     let id = defer(&tm, "create", json!({})).await;
-    assert!(tm.cancel_pending(&id));
-    assert!(!tm.cancel_pending(&id));
+    assert!(cancel(&tm, &id).await);
+    assert!(!cancel(&tm, &id).await);
     let BridgeMessage::Confirmed { outcome, .. } = bridge.recv().await.unwrap() else {
         unreachable!()
     };
@@ -296,22 +338,29 @@ async fn cancel_pending_withdraws_a_confirmation() {
     );
 }
 
+/// Built-in store only: a stored confirmation outlives the toolmark that made it
+/// (shutting one instance down leaves it to the others; tests/store/instances.rs
+/// approves one after a restart).
 #[tokio::test]
 async fn shutdown_expires_every_open_confirmation() {
-    let (tm, _) = create_tm(Toolmark::builder());
+    let s = Store::Builtin;
+    let Some((tm, _)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let mut bridge = tm.bridge();
     tm.call("create", json!({}), opts(Caller::InApp)).await;
     tm.shutdown();
-    assert!(tm.pending_confirmations().is_empty());
+    assert!(pending(&tm).await.is_empty());
     let BridgeMessage::Confirmed { outcome, .. } = bridge.recv().await.unwrap() else {
         unreachable!()
     };
     assert_eq!(code(&outcome), Some(RefusalCode::ConfirmationExpired));
 }
 
-#[tokio::test]
-async fn every_bridge_subscriber_gets_every_message_in_order() {
-    let (tm, _) = create_tm(Toolmark::builder());
+async fn every_bridge_subscriber_gets_every_message_in_order(s: Store) {
+    let Some((tm, _)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let mut a = tm.bridge();
     let mut b = tm.bridge();
     let mut ids = Vec::new();
@@ -331,13 +380,30 @@ async fn every_bridge_subscriber_gets_every_message_in_order() {
     }
 }
 
+/// Not on Redis: the test runs on tokio's paused clock, which jumps to the next
+/// timer whenever the runtime waits, so every wait on the network would end in the
+/// store's operation timeout. The run after an approval is the same on every store.
 #[tokio::test(start_paused = true)]
-async fn the_run_an_approval_starts_has_the_no_signal_deadline() {
-    let tm = Toolmark::builder()
-        .call_timeout(Duration::from_secs(30))
-        .abort_grace(Duration::from_secs(2))
-        .build()
-        .unwrap();
+async fn the_run_an_approval_starts_has_the_no_signal_deadline_builtin() {
+    the_run_an_approval_starts_has_the_no_signal_deadline(Store::Builtin).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_run_an_approval_starts_has_the_no_signal_deadline_memory() {
+    the_run_an_approval_starts_has_the_no_signal_deadline(Store::Memory).await;
+}
+
+async fn the_run_an_approval_starts_has_the_no_signal_deadline(s: Store) {
+    let Some(tm) = s
+        .build(
+            Toolmark::builder()
+                .call_timeout(Duration::from_secs(30))
+                .abort_grace(Duration::from_secs(2)),
+        )
+        .await
+    else {
+        return;
+    };
     tm.register(
         toolmark::ToolSpec::new("hang", "Hangs after approval")
             .effect(toolmark::Effect::Destructive)
@@ -364,10 +430,11 @@ async fn the_run_an_approval_starts_has_the_no_signal_deadline() {
     assert_eq!(code(&outcome), Some(RefusalCode::Cancelled));
 }
 
-#[tokio::test]
-async fn a_pending_confirmation_of_a_hidden_tool_is_unknown_tool_and_stays_pending() {
+async fn a_pending_confirmation_of_a_hidden_tool_is_unknown_tool_and_stays_pending(s: Store) {
     let runs = runs();
-    let tm = Toolmark::builder().build().unwrap();
+    let Some(tm) = s.build(Toolmark::builder()).await else {
+        return;
+    };
     let parent = tm.scope("billing");
     let scope = parent.scope("refunds");
     scope.register(guarded("send", &runs)).unwrap();
@@ -385,7 +452,7 @@ async fn a_pending_confirmation_of_a_hidden_tool_is_unknown_tool_and_stays_pendi
             let refused = tm.confirm_pending(&id, decision).await;
             assert_eq!(refused.refusal_code(), Some(RefusalCode::UnknownTool));
         }
-        assert_eq!(tm.pending_confirmations().len(), 1, "not used up");
+        assert_eq!(pending(&tm).await.len(), 1, "not used up");
         assert_eq!(count(&runs), 0);
         hide.set_when(true);
     }
@@ -394,11 +461,12 @@ async fn a_pending_confirmation_of_a_hidden_tool_is_unknown_tool_and_stays_pendi
     assert_eq!(count(&runs), 1);
 }
 
-#[tokio::test]
-async fn a_hidden_tools_confirmation_still_expires() {
+async fn a_hidden_tools_confirmation_still_expires(s: Store) {
     let runs = runs();
     let clock = ManualClock::new();
-    let tm = Toolmark::builder().clock(clock.clone()).build().unwrap();
+    let Some(tm) = s.build(Toolmark::builder().clock(clock.clone())).await else {
+        return;
+    };
     let scope = tm.scope("billing");
     scope.register(guarded("send", &runs)).unwrap();
     let out = tm
@@ -411,4 +479,47 @@ async fn a_hidden_tools_confirmation_still_expires() {
     let late = tm.confirm_pending(&id, Decision::approve()).await;
     assert_eq!(late.refusal_code(), Some(RefusalCode::ConfirmationExpired));
     assert_eq!(count(&runs), 0);
+}
+
+/// The scan that follows every Redis test finds a secret written in clear (so its
+/// passing means something).
+#[cfg(feature = "redis")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_redis_scan_after_each_test_finds_a_secret_in_clear() {
+    use futures_util::FutureExt;
+    if stores::redis_url().is_none() {
+        return;
+    }
+    let leak = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let key = leak.clone();
+    let caught = std::panic::AssertUnwindSafe(stores::run(Store::Redis, |s| async move {
+        let Some(stores::Backing::Redis { url, prefix }) = s.open() else {
+            panic!("a Redis store")
+        };
+        *key.lock().unwrap() = format!("{prefix}:leak");
+        let client = ::redis::Client::open(url.as_str()).unwrap();
+        let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+        let _: () = ::redis::cmd("SET")
+            .arg(format!("{prefix}:leak"))
+            .arg(format!("{{\"pin\":\"{}\"}}", stores::SECRETS[0]))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }))
+    .catch_unwind()
+    .await;
+    let err = caught.expect_err("the scan finds the secret");
+    let text = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(text.contains("a secret is in Redis in clear"), "{text}");
+    // Leave no secret behind for a scan of the whole Redis after the suite.
+    let url = stores::redis_url().unwrap();
+    let client = ::redis::Client::open(url.as_str()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let key = leak.lock().unwrap().clone();
+    let deleted: i64 = ::redis::cmd("DEL")
+        .arg(key)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(deleted, 1);
 }

@@ -8,10 +8,30 @@ use toolmark::{Caller, ConfirmMode, ConfirmQueue, Decision, RefusalCode, Toolmar
 
 use crate::*;
 
-#[tokio::test]
-async fn webmcp_mcp_and_tour_never_see_needs_confirmation() {
-    let (tm, runs) =
-        create_tm(Toolmark::builder().confirm_handler(|_req| async { Decision::approve() }));
+on_every_store!(
+    webmcp_mcp_and_tour_never_see_needs_confirmation,
+    the_inline_call_waits_for_the_confirm_queue,
+    an_inline_rejection_with_reason_reaches_the_agent,
+    an_invalid_inline_edit_asks_again_with_the_same_id_and_the_issues,
+    an_inline_approval_after_expiry_is_expired_by_the_clock,
+    an_unanswered_inline_confirmation_expires,
+    disposal_drops_an_open_inline_confirmation,
+    the_callers_signal_ends_an_open_inline_confirmation,
+    a_tool_hidden_while_the_user_decides_does_not_run,
+    a_per_call_confirm_handler_is_asked_instead_of_the_apps,
+    a_per_call_confirm_handler_gives_a_path_when_the_app_has_none,
+    a_per_call_confirm_handler_does_not_make_a_deferred_caller_inline,
+);
+
+async fn webmcp_mcp_and_tour_never_see_needs_confirmation(s: Store) {
+    let Some((tm, runs)) = create_on(
+        s,
+        Toolmark::builder().confirm_handler(|_req| async { Decision::approve() }),
+    )
+    .await
+    else {
+        return;
+    };
     for caller in [Caller::WebMcp, Caller::Mcp, Caller::Tour] {
         let out = tm.call("create", json!({"title": "x"}), opts(caller)).await;
         assert_eq!(out.status(), "ok", "{caller}");
@@ -38,10 +58,12 @@ fn only_inapp_and_test_modes_are_configurable() {
         .unwrap();
 }
 
-#[tokio::test]
-async fn the_inline_call_waits_for_the_confirm_queue() {
+async fn the_inline_call_waits_for_the_confirm_queue(s: Store) {
     let queue = ConfirmQueue::new();
-    let (tm, runs) = create_tm(Toolmark::builder().confirm_handler(queue.handler()));
+    let Some((tm, runs)) = create_on(s, Toolmark::builder().confirm_handler(queue.handler())).await
+    else {
+        return;
+    };
     let mut updates = queue.subscribe();
     let call = spawn_call(
         &tm,
@@ -70,10 +92,12 @@ async fn the_inline_call_waits_for_the_confirm_queue() {
     );
 }
 
-#[tokio::test]
-async fn an_inline_rejection_with_reason_reaches_the_agent() {
+async fn an_inline_rejection_with_reason_reaches_the_agent(s: Store) {
     let queue = ConfirmQueue::new();
-    let (tm, runs) = create_tm(Toolmark::builder().confirm_handler(queue.handler()));
+    let Some((tm, runs)) = create_on(s, Toolmark::builder().confirm_handler(queue.handler())).await
+    else {
+        return;
+    };
     let mut updates = queue.subscribe();
     let call = spawn_call(&tm, "create", json!({}), opts(Caller::Tour));
     updates.changed().await.unwrap();
@@ -85,10 +109,12 @@ async fn an_inline_rejection_with_reason_reaches_the_agent() {
     assert_eq!(count(&runs), 0);
 }
 
-#[tokio::test]
-async fn an_invalid_inline_edit_asks_again_with_the_same_id_and_the_issues() {
+async fn an_invalid_inline_edit_asks_again_with_the_same_id_and_the_issues(s: Store) {
     let queue = ConfirmQueue::new();
-    let (tm, runs) = create_tm(Toolmark::builder().confirm_handler(queue.handler()));
+    let Some((tm, runs)) = create_on(s, Toolmark::builder().confirm_handler(queue.handler())).await
+    else {
+        return;
+    };
     let mut updates = queue.subscribe();
     let call = spawn_call(&tm, "create", json!({"title": "a"}), opts(Caller::Mcp));
     updates.changed().await.unwrap();
@@ -108,20 +134,24 @@ async fn an_invalid_inline_edit_asks_again_with_the_same_id_and_the_issues() {
     assert_eq!(count(&runs), 1);
 }
 
-#[tokio::test]
-async fn an_inline_approval_after_expiry_is_expired_by_the_clock() {
+async fn an_inline_approval_after_expiry_is_expired_by_the_clock(s: Store) {
     let clock = ManualClock::new();
     let c = clock.clone();
-    let tm = Toolmark::builder()
-        .clock(clock.clone())
-        .confirm_handler(move |_req| {
-            // The user answers after the clock jumped past expiry (device sleep),
-            // before any timer could run.
-            c.advance(Duration::from_secs(601));
-            async { Decision::approve() }
-        })
-        .build()
-        .unwrap();
+    let Some(tm) = s
+        .build(
+            Toolmark::builder()
+                .clock(clock.clone())
+                .confirm_handler(move |_req| {
+                    // The user answers after the clock jumped past expiry (device sleep),
+                    // before any timer could run.
+                    c.advance(Duration::from_secs(601));
+                    async { Decision::approve() }
+                }),
+        )
+        .await
+    else {
+        return;
+    };
     let runs = runs();
     tm.register(guarded("create", &runs), Default::default())
         .unwrap();
@@ -130,15 +160,19 @@ async fn an_inline_approval_after_expiry_is_expired_by_the_clock() {
     assert_eq!(count(&runs), 0);
 }
 
-#[tokio::test]
-async fn an_unanswered_inline_confirmation_expires() {
+async fn an_unanswered_inline_confirmation_expires(s: Store) {
     let clock = ManualClock::new();
     let queue = ConfirmQueue::new();
-    let (tm, _) = create_tm(
+    let Some((tm, _)) = create_on(
+        s,
         Toolmark::builder()
             .clock(clock.clone())
             .confirm_handler(queue.handler()),
-    );
+    )
+    .await
+    else {
+        return;
+    };
     let mut updates = queue.subscribe();
     let call = spawn_call(&tm, "create", json!({}), opts(Caller::WebMcp));
     updates.changed().await.unwrap();
@@ -151,14 +185,24 @@ async fn an_unanswered_inline_confirmation_expires() {
     );
 }
 
+/// Built-in store only: with a confirmation store, an inline confirmation stays in
+/// the process that holds the waiting call (it cannot be answered elsewhere) and
+/// is capped there, while deferred ones are capped in the store: the two do not
+/// push each other out.
 #[tokio::test]
 async fn max_pending_counts_inline_confirmations_too() {
+    let s = Store::Builtin;
     let queue = ConfirmQueue::new();
-    let (tm, _) = create_tm(
+    let Some((tm, _)) = create_on(
+        s,
         Toolmark::builder()
             .confirm_handler(queue.handler())
             .max_pending(2),
-    );
+    )
+    .await
+    else {
+        return;
+    };
     let inline = spawn_call(&tm, "create", json!({}), opts(Caller::Mcp));
     let mut updates = queue.subscribe();
     updates.changed().await.unwrap();
@@ -172,13 +216,14 @@ async fn max_pending_counts_inline_confirmations_too() {
     assert_eq!(tm.pending_confirmations().len(), 2);
 }
 
-#[tokio::test]
-async fn disposal_drops_an_open_inline_confirmation() {
+async fn disposal_drops_an_open_inline_confirmation(s: Store) {
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder()
-        .confirm_handler(queue.handler())
-        .build()
-        .unwrap();
+    let Some(tm) = s
+        .build(Toolmark::builder().confirm_handler(queue.handler()))
+        .await
+    else {
+        return;
+    };
     let runs = runs();
     let scope = tm.scope("s");
     scope.register(guarded("create", &runs)).unwrap();
@@ -192,10 +237,12 @@ async fn disposal_drops_an_open_inline_confirmation() {
     assert_eq!(count(&runs), 0);
 }
 
-#[tokio::test]
-async fn the_callers_signal_ends_an_open_inline_confirmation() {
+async fn the_callers_signal_ends_an_open_inline_confirmation(s: Store) {
     let queue = ConfirmQueue::new();
-    let (tm, runs) = create_tm(Toolmark::builder().confirm_handler(queue.handler()));
+    let Some((tm, runs)) = create_on(s, Toolmark::builder().confirm_handler(queue.handler())).await
+    else {
+        return;
+    };
     let token = tokio_util::sync::CancellationToken::new();
     let mut updates = queue.subscribe();
     let call = tokio::spawn({
@@ -211,14 +258,15 @@ async fn the_callers_signal_ends_an_open_inline_confirmation() {
     assert_eq!(count(&runs), 0);
 }
 
-#[tokio::test]
-async fn a_tool_hidden_while_the_user_decides_does_not_run() {
+async fn a_tool_hidden_while_the_user_decides_does_not_run(s: Store) {
     let runs = runs();
     let queue = ConfirmQueue::new();
-    let tm = Toolmark::builder()
-        .confirm_handler(queue.handler())
-        .build()
-        .unwrap();
+    let Some(tm) = s
+        .build(Toolmark::builder().confirm_handler(queue.handler()))
+        .await
+    else {
+        return;
+    };
     let scope = tm.scope("billing");
     scope.register(guarded("send", &runs)).unwrap();
     let call = tm.call("billing.send", json!({"title": "x"}), opts(Caller::Mcp));
@@ -240,14 +288,20 @@ async fn a_tool_hidden_while_the_user_decides_does_not_run() {
     assert_eq!(count(&runs), 0);
 }
 
-#[tokio::test]
-async fn a_per_call_confirm_handler_is_asked_instead_of_the_apps() {
+async fn a_per_call_confirm_handler_is_asked_instead_of_the_apps(s: Store) {
     let app_asked = runs();
     let app = app_asked.clone();
-    let (tm, runs) = create_tm(Toolmark::builder().confirm_handler(move |_req| {
-        app.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        async { Decision::approve() }
-    }));
+    let Some((tm, runs)) = create_on(
+        s,
+        Toolmark::builder().confirm_handler(move |_req| {
+            app.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async { Decision::approve() }
+        }),
+    )
+    .await
+    else {
+        return;
+    };
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = seen.clone();
     let own = opts(Caller::Mcp).confirm_handler(move |req: toolmark::ConfirmRequest| {
@@ -268,9 +322,10 @@ async fn a_per_call_confirm_handler_is_asked_instead_of_the_apps() {
     assert_eq!(count(&app_asked), 1);
 }
 
-#[tokio::test]
-async fn a_per_call_confirm_handler_gives_a_path_when_the_app_has_none() {
-    let (tm, runs) = create_tm(Toolmark::builder());
+async fn a_per_call_confirm_handler_gives_a_path_when_the_app_has_none(s: Store) {
+    let Some((tm, runs)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let out = tm.call("create", json!({}), opts(Caller::Mcp)).await;
     assert_eq!(code(&out), Some(RefusalCode::NotAllowed));
     let own = opts(Caller::Mcp).confirm_handler(|_req| async { Decision::approve() });
@@ -279,9 +334,10 @@ async fn a_per_call_confirm_handler_gives_a_path_when_the_app_has_none() {
     assert_eq!(count(&runs), 1);
 }
 
-#[tokio::test]
-async fn a_per_call_confirm_handler_does_not_make_a_deferred_caller_inline() {
-    let (tm, runs) = create_tm(Toolmark::builder());
+async fn a_per_call_confirm_handler_does_not_make_a_deferred_caller_inline(s: Store) {
+    let Some((tm, runs)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let own = opts(Caller::InApp).confirm_handler(|_req| async { Decision::approve() });
     let out = tm.call("create", json!({"title": "Z"}), own).await;
     assert_eq!(out.status(), "needs_confirmation");

@@ -7,6 +7,10 @@ mod ctx_confirm;
 mod deferred;
 mod inline;
 mod rules;
+#[path = "../support/stores.rs"]
+mod stores;
+
+pub(crate) use stores::{on_every_store, Store};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -63,6 +67,33 @@ pub(crate) fn create_tm(
     tm.register(guarded("create", &runs), Default::default())
         .unwrap();
     (tm, runs)
+}
+
+/// A toolmark on a fresh `store` from `builder` with the guarded tool `create`
+/// registered, or `None` (Redis absent outside CI: skip).
+pub(crate) async fn create_on(
+    store: Store,
+    builder: toolmark::ToolmarkBuilder,
+) -> Option<(toolmark::Toolmark, Arc<AtomicUsize>)> {
+    let tm = store.build(builder).await?;
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
+    Some((tm, runs))
+}
+
+/// The open confirmations, oldest first (from the store when one is set).
+pub(crate) async fn pending(tm: &toolmark::Toolmark) -> Vec<toolmark::PendingConfirmation> {
+    tm.pending_confirmations_async()
+        .await
+        .expect("the store is reachable")
+}
+
+/// Withdraw a confirmation (from the store when one is set).
+pub(crate) async fn cancel(tm: &toolmark::Toolmark, id: &str) -> bool {
+    tm.cancel_pending_async(id)
+        .await
+        .expect("the store is reachable")
 }
 
 /// Call `name` as the in-app agent (deferred) and return the confirmation id.

@@ -153,9 +153,10 @@ async fn test_toolmark_keeps_production_modes_and_approves_inline() {
     );
 }
 
-#[tokio::test]
-async fn the_summary_falls_back_to_title_then_description() {
-    let tm = Toolmark::builder().build().unwrap();
+async fn the_summary_falls_back_to_title_then_description(s: Store) {
+    let Some(tm) = s.build(Toolmark::builder()).await else {
+        return;
+    };
     let runs = runs();
     let spec = |name: &str| {
         toolmark::ToolSpec::new(name, "Delete everything")
@@ -192,9 +193,16 @@ async fn the_summary_falls_back_to_title_then_description() {
     assert_eq!(err.code(), "invalid_spec");
 }
 
-#[tokio::test]
-async fn approvals_are_auditable_through_events() {
-    let (tm, _) = create_tm(Toolmark::builder());
+on_every_store!(
+    approvals_are_auditable_through_events,
+    the_summary_falls_back_to_title_then_description,
+    confirm_ids_are_unguessable_and_unique,
+);
+
+async fn approvals_are_auditable_through_events(s: Store) {
+    let Some((tm, _)) = create_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let mut events = tm.events();
     let id = defer(&tm, "create", json!({"title": "a"})).await;
     tm.confirm_pending(&id, Decision::approve_with(json!({"title": "b"})))
@@ -224,18 +232,13 @@ async fn approvals_are_auditable_through_events() {
     assert!(seen.contains(&"confirmation_resolved"));
 }
 
-#[test]
-fn confirm_ids_are_unguessable_and_unique() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let (tm, _) = create_tm(Toolmark::builder().max_pending(1000));
-        let mut ids = std::collections::HashSet::new();
-        for _ in 0..500 {
-            let out = tm.call("create", json!({}), opts(Caller::InApp)).await;
-            assert!(ids.insert(out.confirm_id().unwrap().to_owned()));
-        }
-    });
+async fn confirm_ids_are_unguessable_and_unique(s: Store) {
+    let Some((tm, _)) = create_on(s, Toolmark::builder().max_pending(1000)).await else {
+        return;
+    };
+    let mut ids = std::collections::HashSet::new();
+    for _ in 0..500 {
+        let out = tm.call("create", json!({}), opts(Caller::InApp)).await;
+        assert!(ids.insert(out.confirm_id().unwrap().to_owned()));
+    }
 }

@@ -10,6 +10,8 @@ use toolmark::policy::answering;
 
 use crate::*;
 
+on_every_store!(confirm_pending_records_the_user_it_is_given,);
+
 #[tokio::test]
 async fn the_app_handler_answer_is_the_user_it_names_or_the_app() {
     let asker = Asker::new();
@@ -38,9 +40,10 @@ async fn the_app_handler_answer_is_the_user_it_names_or_the_app() {
     assert_eq!(resolved(&mut events)[0].3, Approver::App);
 }
 
-#[tokio::test]
-async fn confirm_pending_records_the_user_it_is_given() {
-    let (tm, _) = with_tools(Toolmark::builder());
+async fn confirm_pending_records_the_user_it_is_given(s: Store) {
+    let Some((tm, _)) = with_tools_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let mut events = tm.events();
     let id = tm
         .call("mail.send", json!({}), opts(Caller::InApp))

@@ -2,9 +2,15 @@
 //! (issue 14, first part): see `toolmark::policy`.
 
 mod audit;
+mod no_handler;
 mod person;
 mod remember;
 mod rules;
+mod shared;
+#[path = "../support/stores.rs"]
+mod stores;
+
+pub(crate) use stores::{on_every_store, on_shared_stores, Store};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -78,6 +84,22 @@ impl Asker {
 /// a root `pay` (consequential), all counting into one counter.
 pub(crate) fn with_tools(builder: ToolmarkBuilder) -> (Toolmark, Arc<AtomicUsize>) {
     let tm = builder.build().unwrap();
+    let runs = register_tools(&tm);
+    (tm, runs)
+}
+
+/// [`with_tools`] on a fresh `store`, or `None` (Redis absent outside CI: skip).
+pub(crate) async fn with_tools_on(
+    store: Store,
+    builder: ToolmarkBuilder,
+) -> Option<(Toolmark, Arc<AtomicUsize>)> {
+    let tm = store.build(builder).await?;
+    let runs = register_tools(&tm);
+    Some((tm, runs))
+}
+
+/// Register the tools of [`with_tools`] on `tm`.
+pub(crate) fn register_tools(tm: &Toolmark) -> Arc<AtomicUsize> {
     let runs = Arc::new(AtomicUsize::new(0));
     for (name, effect) in [
         ("mail.send", Effect::Consequential),
@@ -94,7 +116,7 @@ pub(crate) fn with_tools(builder: ToolmarkBuilder) -> (Toolmark, Arc<AtomicUsize
         };
         scope.register(tool(short, effect, &runs)).unwrap();
     }
-    (tm, runs)
+    runs
 }
 
 pub(crate) fn runs(r: &Arc<AtomicUsize>) -> usize {

@@ -8,6 +8,8 @@ use toolmark::policy::answering;
 
 use crate::*;
 
+on_every_store!(a_deferred_approval_without_an_identity_leaves_it_open,);
+
 fn person_policy() -> Policy {
     Policy::new().rule(Rule::require_person("payments").scope("pay"))
 }
@@ -80,9 +82,10 @@ async fn an_app_approval_without_an_identity_is_refused() {
     assert_eq!(runs(&r), 0);
 }
 
-#[tokio::test]
-async fn a_deferred_approval_without_an_identity_leaves_it_open() {
-    let (tm, r) = with_tools(Toolmark::builder().policy(person_policy()));
+async fn a_deferred_approval_without_an_identity_leaves_it_open(s: Store) {
+    let Some((tm, r)) = with_tools_on(s, Toolmark::builder().policy(person_policy())).await else {
+        return;
+    };
     let id = tm
         .call("pay.send", json!({}), opts(Caller::InApp))
         .await
@@ -91,7 +94,7 @@ async fn a_deferred_approval_without_an_identity_leaves_it_open() {
         .to_owned();
     let out = tm.confirm_pending(&id, Decision::approve()).await;
     assert_eq!(code(&out), Some(RefusalCode::NotAllowed), "{out:?}");
-    assert_eq!(tm.pending_confirmations().len(), 1);
+    assert_eq!(tm.pending_confirmations_async().await.unwrap().len(), 1);
     assert_eq!(runs(&r), 0);
     let out = tm
         .confirm_pending(&id, Decision::approve().by("user-1"))

@@ -12,6 +12,14 @@ use toolmark::policy::answering;
 
 use crate::*;
 
+on_every_store!(
+    an_always_decision_covers_every_session_and_outlives_end_session,
+    a_deferred_approval_remembered_answers_later_calls_at_once,
+    a_newer_decision_replaces_the_older_one,
+    an_approval_of_a_tool_with_sensitive_paths_is_never_remembered,
+    a_rejection_of_a_tool_with_sensitive_paths_is_remembered,
+);
+
 /// A toolmark whose handler approves with `remember` the first time and rejects
 /// afterwards (so a second run proves the remembered decision answered).
 fn once(remember: For) -> (Toolmark, Arc<AtomicUsize>, Asker) {
@@ -25,6 +33,23 @@ fn once(remember: For) -> (Toolmark, Arc<AtomicUsize>, Asker) {
         }
     })));
     (tm, r, asker)
+}
+
+/// [`once`] on a fresh `store`, or `None`: skip.
+async fn once_on(s: Store, remember: For) -> Option<(Toolmark, Arc<AtomicUsize>, Asker)> {
+    let asker = Asker::new();
+    let first = Arc::new(AtomicUsize::new(0));
+    let tm = s
+        .build(Toolmark::builder().confirm_handler(asker.handler(move || {
+            if first.fetch_add(1, Ordering::SeqCst) == 0 {
+                Decision::approve().by("user-1").remember(remember)
+            } else {
+                Decision::reject_with("asked again").into()
+            }
+        })))
+        .await?;
+    let r = register_tools(&tm);
+    Some((tm, r, asker))
 }
 
 fn session(caller: Caller, id: &str) -> toolmark::CallOptions {
@@ -83,9 +108,10 @@ async fn a_session_decision_without_a_session_id_covers_calls_without_one() {
     assert_eq!(message(&out), "asked again");
 }
 
-#[tokio::test]
-async fn an_always_decision_covers_every_session_and_outlives_end_session() {
-    let (tm, r, asker) = once(For::Always);
+async fn an_always_decision_covers_every_session_and_outlives_end_session(s: Store) {
+    let Some((tm, r, asker)) = once_on(s, For::Always).await else {
+        return;
+    };
     assert!(tm
         .call("mail.send", json!({}), session(Caller::Mcp, "s1"))
         .await
@@ -177,9 +203,10 @@ async fn the_listing_says_what_was_remembered_by_whom_and_when() {
     assert!(!shown.contains("secret-session-id"), "{shown}");
 }
 
-#[tokio::test]
-async fn a_deferred_approval_remembered_answers_later_calls_at_once() {
-    let (tm, r) = with_tools(Toolmark::builder());
+async fn a_deferred_approval_remembered_answers_later_calls_at_once(s: Store) {
+    let Some((tm, r)) = with_tools_on(s, Toolmark::builder()).await else {
+        return;
+    };
     let mut events = tm.events();
     let out = tm.call("mail.send", json!({}), opts(Caller::InApp)).await;
     let id = out.confirm_id().unwrap().to_owned();
@@ -191,7 +218,7 @@ async fn a_deferred_approval_remembered_answers_later_calls_at_once() {
     let out = tm.call("mail.send", json!({}), opts(Caller::InApp)).await;
     assert!(out.is_ok(), "{out:?}");
     assert_eq!(caller_of(&out), json!("inapp"));
-    assert!(tm.pending_confirmations().is_empty());
+    assert!(tm.pending_confirmations_async().await.unwrap().is_empty());
     assert_eq!(runs(&r), 2);
     let log = resolved(&mut events);
     assert_eq!(
@@ -202,7 +229,7 @@ async fn a_deferred_approval_remembered_answers_later_calls_at_once() {
     );
     match &log[1].3 {
         Approver::Remembered { id, by } => {
-            assert_eq!(id, &tm.remembered()[0].id);
+            assert_eq!(id, &tm.remembered_async().await.unwrap()[0].id);
             assert_eq!(
                 **by,
                 Approver::User {
@@ -230,9 +257,10 @@ async fn a_remembered_rejection_refuses_later_calls_with_its_reason() {
     assert!(!tm.remembered()[0].approved);
 }
 
-#[tokio::test]
-async fn a_newer_decision_replaces_the_older_one() {
-    let (tm, _) = with_tools(Toolmark::builder());
+async fn a_newer_decision_replaces_the_older_one(s: Store) {
+    let Some((tm, _)) = with_tools_on(s, Toolmark::builder()).await else {
+        return;
+    };
     // Two calls pending at once, answered one after the other.
     let mut ids = Vec::new();
     for _ in 0..2 {
@@ -245,7 +273,7 @@ async fn a_newer_decision_replaces_the_older_one() {
     ]) {
         tm.confirm_pending(id, decision.remember(For::Always)).await;
     }
-    let listed = tm.remembered();
+    let listed = tm.remembered_async().await.unwrap();
     assert_eq!(listed.len(), 1);
     assert!(!listed[0].approved);
     let out = tm.call("mail.send", json!({}), opts(Caller::InApp)).await;
@@ -280,13 +308,17 @@ fn pin_tool(r: &Arc<AtomicUsize>) -> ToolSpec {
     tool("unlock", Effect::Consequential, r).sensitive(["pin"])
 }
 
-#[tokio::test]
-async fn an_approval_of_a_tool_with_sensitive_paths_is_never_remembered() {
+async fn an_approval_of_a_tool_with_sensitive_paths_is_never_remembered(s: Store) {
     let asker = Asker::new();
-    let tm = Toolmark::builder()
-        .confirm_handler(asker.handler(|| Decision::approve().remember(For::Always)))
-        .build()
-        .unwrap();
+    let Some(tm) = s
+        .build(
+            Toolmark::builder()
+                .confirm_handler(asker.handler(|| Decision::approve().remember(For::Always))),
+        )
+        .await
+    else {
+        return;
+    };
     let r = Arc::new(AtomicUsize::new(0));
     tm.scope("door").register(pin_tool(&r)).unwrap();
     let mut events = tm.events();
@@ -294,7 +326,7 @@ async fn an_approval_of_a_tool_with_sensitive_paths_is_never_remembered() {
         .call("door.unlock", json!({"pin": "1111"}), opts(Caller::Mcp))
         .await
         .is_ok());
-    assert!(tm.remembered().is_empty());
+    assert!(tm.remembered_async().await.unwrap().is_empty());
     // A later call with another secret is asked: the approver never saw either.
     assert!(tm
         .call("door.unlock", json!({"pin": "2222"}), opts(Caller::Mcp))
@@ -310,7 +342,11 @@ async fn an_approval_of_a_tool_with_sensitive_paths_is_never_remembered() {
     }
     // Deferred alike.
     let id = tm
-        .call("door.unlock", json!({"pin": "3333"}), opts(Caller::InApp))
+        .call(
+            "door.unlock",
+            json!({"pin": "PIN-7310"}),
+            opts(Caller::InApp),
+        )
         .await
         .confirm_id()
         .unwrap()
@@ -326,16 +362,20 @@ async fn an_approval_of_a_tool_with_sensitive_paths_is_never_remembered() {
         .is_some());
 }
 
-#[tokio::test]
-async fn a_rejection_of_a_tool_with_sensitive_paths_is_remembered() {
+async fn a_rejection_of_a_tool_with_sensitive_paths_is_remembered(s: Store) {
     let asker = Asker::new();
-    let tm = Toolmark::builder()
-        .confirm_handler(asker.handler(|| Decision::reject().remember(For::Always)))
-        .build()
-        .unwrap();
+    let Some(tm) = s
+        .build(
+            Toolmark::builder()
+                .confirm_handler(asker.handler(|| Decision::reject().remember(For::Always))),
+        )
+        .await
+    else {
+        return;
+    };
     let r = Arc::new(AtomicUsize::new(0));
     tm.scope("door").register(pin_tool(&r)).unwrap();
-    for pin in ["1111", "2222"] {
+    for pin in ["PIN-7310", "2222"] {
         let out = tm
             .call("door.unlock", json!({"pin": pin}), opts(Caller::Mcp))
             .await;

@@ -11,6 +11,10 @@ mod payloads;
 mod properties;
 mod registration;
 mod restore;
+#[path = "../support/stores.rs"]
+mod stores;
+
+pub(crate) use stores::{on_every_store, Store};
 
 use std::sync::{Arc, Mutex};
 
@@ -84,6 +88,13 @@ pub(crate) fn deferred_tm(seen: &Arc<Mutex<Vec<Value>>>) -> Toolmark {
     let tm = Toolmark::builder().build().unwrap();
     tm.register(pay(seen), Default::default()).unwrap();
     tm
+}
+
+/// [`deferred_tm`] on a fresh `store`, or `None` (Redis absent outside CI: skip).
+pub(crate) async fn deferred_on(store: Store, seen: &Arc<Mutex<Vec<Value>>>) -> Option<Toolmark> {
+    let tm = store.build(Toolmark::builder()).await?;
+    tm.register(pay(seen), Default::default()).unwrap();
+    Some(tm)
 }
 
 /// A toolmark whose inline handler answers with `answer(request)`, recording the

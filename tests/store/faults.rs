@@ -166,3 +166,76 @@ async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_o
     assert_eq!(next(&mut bridge_a).await, (stored, out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Remembered decisions through a fault: a `For::Always` decision that cannot be
+/// read is not trusted blindly (the call is asked), one that cannot be written is
+/// not kept (the call it answered still runs), and the decision stored before the
+/// fault answers again once Redis is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use toolmark::policy::{answering, For};
+    if redis_url().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(prefix());
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let server = start(port, &dir);
+    until_listening(port).await;
+    let url = format!("redis://127.0.0.1:{port}/");
+    let options = RedisStoreOptions::default().timeout(Duration::from_millis(500));
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = asked.clone();
+    let tm = Toolmark::builder()
+        .seal_key(KEY)
+        .confirm_store(RedisStore::connect_with(&url, options).await.unwrap())
+        .confirm_handler(answering(move |_req| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async { Decision::approve().by("user-1").remember(For::Always) }
+        }))
+        .build()
+        .unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
+    let call = || tm.call("create", json!({}), opts(Caller::Mcp));
+    assert!(call().await.is_ok());
+    assert!(call().await.is_ok());
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "answered by the stored decision"
+    );
+    let kept = tm.remembered_async().await.unwrap();
+    assert_eq!(kept.len(), 1);
+
+    drop(server);
+    // The decision cannot be read: the call is asked (and runs on this answer).
+    assert!(call().await.is_ok());
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        tm.remembered_async().await.unwrap_err().code(),
+        "unavailable"
+    );
+    assert_eq!(
+        tm.forget_async(&kept[0].id).await.unwrap_err().code(),
+        "unavailable"
+    );
+
+    let _server = start(port, &dir);
+    until_listening(port).await;
+    let mut back = None;
+    for _ in 0..100 {
+        if let Ok(list) = tm.remembered_async().await {
+            back = Some(list);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(back.expect("reconnected"), kept, "kept through the fault");
+    assert!(call().await.is_ok());
+    assert_eq!(asked.load(Ordering::SeqCst), 2, "answered by it again");
+    assert_eq!(count(&runs), 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}

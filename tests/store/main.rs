@@ -22,40 +22,10 @@ use toolmark::{
     Toolmark,
 };
 
-/// The seal key every test instance shares.
-pub(crate) const KEY: [u8; 32] = *b"0123456789abcdef0123456789abcdef";
+#[path = "../support/stores.rs"]
+mod stores;
 
-/// The Redis URL, or `None` (skip) outside CI; under CI its absence fails.
-pub(crate) fn redis_url() -> Option<String> {
-    match std::env::var("TOOLMARK_REDIS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "TOOLMARK_REDIS_URL is not set under CI: .ci/run starts redis-server and sets it"
-            );
-            eprintln!(
-                "\n!!!!!!!! SKIPPED: TOOLMARK_REDIS_URL is not set. Start a redis-server and set \
-                 TOOLMARK_REDIS_URL=redis://127.0.0.1:PORT/ to run the Redis store tests !!!!!!!!\n"
-            );
-            None
-        }
-    }
-}
-
-/// A key prefix no other test uses.
-pub(crate) fn prefix() -> String {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!(
-        "tmtest-{}-{nanos}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    )
-}
+pub(crate) use stores::{prefix, redis_url, KEY};
 
 /// A new connection to the test Redis under `prefix`.
 pub(crate) async fn redis(url: &str, prefix: &str) -> RedisStore {

@@ -28,44 +28,7 @@ async fn login(input: Login) -> Result<String, toolmark::ToolError> {
 
 const SECRETS: [&str; 4] = ["PIN-7310", "CVC-90210", "CVC-31337", "CVC-EDITED-4242"];
 
-/// Every key under `prefix` and everything it holds, as text.
-async fn dump(url: &str, prefix: &str) -> Vec<String> {
-    let client = redis::Client::open(url).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let keys: Vec<String> = {
-        let mut iter = conn
-            .scan_match::<_, String>(format!("{prefix}*"))
-            .await
-            .unwrap();
-        let mut keys = Vec::new();
-        while let Some(k) = futures_util::StreamExt::next(&mut iter).await {
-            keys.push(k.unwrap());
-        }
-        keys
-    };
-    let mut out = Vec::new();
-    for k in keys {
-        let kind: String = redis::cmd("TYPE")
-            .arg(&k)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        let text = match kind.as_str() {
-            "string" => conn.get::<_, String>(&k).await.unwrap(),
-            "zset" => conn
-                .zrange_withscores::<_, Vec<(String, f64)>>(&k, 0, -1)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|(m, s)| format!("{m}={s}"))
-                .collect::<Vec<_>>()
-                .join(","),
-            other => panic!("unexpected key type {other} at {k}"),
-        };
-        out.push(format!("{k} => {text}"));
-    }
-    out
-}
+use crate::stores::dump;
 
 async fn pay_instance(
     url: &str,
@@ -267,4 +230,41 @@ async fn a_durable_store_without_a_seal_key_refuses_tools_with_sensitive_paths()
         .unwrap();
     tm.register(pay(&Arc::default()), Default::default())
         .unwrap();
+}
+
+/// A `MemoryStore` without a seal key keeps a record's real input in memory only:
+/// the run gets every secret, and what the store lists (its `Debug` and its JSON)
+/// shows none.
+#[tokio::test]
+async fn a_keyless_memory_store_keeps_secrets_in_memory_only() {
+    use toolmark::store::ConfirmStore;
+    let store = MemoryStore::new();
+    let tm = Toolmark::builder()
+        .confirm_store(store.clone())
+        .build()
+        .unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    tm.register(pay(&seen), Default::default()).unwrap();
+    let input = json!({
+        "title": "Robotics",
+        "pin": SECRETS[0],
+        "cards": [{"number": "4242", "cvc": SECRETS[1]}]
+    });
+    let id = tm
+        .call("pay", input.clone(), opts(toolmark::Caller::InApp))
+        .await
+        .confirm_id()
+        .unwrap()
+        .to_owned();
+    let records = store.list().await.unwrap();
+    let shown = format!("{records:?} {}", serde_json::to_string(&records).unwrap());
+    for secret in SECRETS {
+        assert!(!shown.contains(secret), "{shown}");
+    }
+    assert!(tm.confirm_pending(&id, Decision::approve()).await.is_ok());
+    assert_eq!(
+        seen.lock().unwrap()[0],
+        input,
+        "the run gets the real input"
+    );
 }

@@ -132,4 +132,11 @@ pub(crate) mod rfc3339 {
     pub(crate) fn serialize<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(&humantime::format_rfc3339_millis(*t))
     }
+
+    pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<SystemTime, D::Error> {
+        let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+        humantime::parse_rfc3339(&text).map_err(serde::de::Error::custom)
+    }
 }

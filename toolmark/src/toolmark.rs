@@ -66,6 +66,18 @@ impl Config {
             && self.mode(caller) == ConfirmMode::Inline
             && self.confirm_handler.is_none()
     }
+
+    /// Whether nobody can answer a guarded call of `tool` by `caller`: no
+    /// confirmation path, and no policy rule that decides it without asking (an
+    /// `allow` runs it, a `deny` refuses it with its reason).
+    pub(crate) fn lacks_approver(&self, tool: &str, effect: crate::Effect, caller: Caller) -> bool {
+        self.lacks_confirm_path(caller)
+            && !self
+                .policy
+                .as_ref()
+                .and_then(|p| p.first_match(tool, effect, caller))
+                .is_some_and(|rule| !matches!(rule.verdict(), crate::policy::Verdict::Ask { .. }))
+    }
 }
 
 /// Configures a [`Toolmark`]. Every option has a default; see [`Toolmark::builder`].
@@ -692,7 +704,7 @@ impl Inner {
                 let hidden: Vec<Caller> = e
                     .callers
                     .iter()
-                    .filter(|c| self.config.lacks_confirm_path(*c))
+                    .filter(|c| self.config.lacks_approver(&e.name, e.effect, *c))
                     .collect();
                 if !hidden.is_empty() {
                     self.emit(|| Event::MissingConfirmHandler {
@@ -827,7 +839,10 @@ impl Inner {
     pub(crate) fn can_see(&self, entry: &ToolEntry, caller: Caller) -> bool {
         entry.scope.visible()
             && entry.callers.contains(caller)
-            && !(entry.guarded() && self.config.lacks_confirm_path(caller))
+            && !(entry.guarded()
+                && self
+                    .config
+                    .lacks_approver(&entry.name, entry.effect, caller))
     }
 
     pub(crate) fn is_shut_down(&self) -> bool {

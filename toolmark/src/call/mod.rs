@@ -46,7 +46,7 @@ use crate::call::context::{CallShared, Deadline, Origin, Progress, ProgressFn, R
 use crate::call::gate::GatePermit;
 use crate::call::input::{check_input, check_limits, json_type, UnknownCheck};
 use crate::call::outcome::MAX_ISSUES;
-use crate::confirm::remember::{before_asking, Gate};
+use crate::confirm::remember::{before_asking, remembered_gate, Gate};
 use crate::event::Event;
 use crate::scope::ScopeNode;
 use crate::sensitive::{scrub, withhold_value, Matcher};
@@ -279,7 +279,8 @@ enum Front {
     },
     /// Done already: refused, or `needs_confirmation`.
     Done(Outcome),
-    /// A deferred confirmation to put in the toolmark's confirmation store.
+    /// A call to answer with the remembered decisions of the toolmark's
+    /// confirmation store, or ask (deferred: put it in the store).
     Store {
         entry: Arc<ToolEntry>,
         input: Value,
@@ -305,10 +306,24 @@ impl Inner {
                 decoded,
                 ask,
             } => {
-                Box::pin(crate::store::flow::defer(
-                    self, &entry, caller, input, decoded, ask,
-                ))
-                .await
+                // The remembered decisions (some in the store), then ask.
+                match Box::pin(remembered_gate(self, &entry, caller, ask)).await {
+                    Gate::Done(outcome) => outcome,
+                    Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
+                        Box::pin(crate::store::flow::defer(
+                            self, &entry, caller, input, decoded, ask,
+                        ))
+                        .await
+                    }
+                    Gate::Ask(ask) => {
+                        self.confirm_and_run(entry, input, decoded, Some(ask), opts)
+                            .await
+                    }
+                    Gate::Run => {
+                        self.confirm_and_run(entry, input, decoded, None, opts)
+                            .await
+                    }
+                }
             }
             Front::Ready { held, fut } => {
                 self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested)
@@ -319,45 +334,56 @@ impl Inner {
                 input,
                 decoded,
                 ask,
-            } => {
-                let confirmed = if let Some(ask) = ask {
-                    // Boxed: keeps the hot path's future small.
-                    Box::pin(crate::confirm::inline_confirm(
-                        self,
-                        &entry,
-                        caller,
-                        input,
-                        decoded,
-                        opts.signal.as_ref(),
-                        opts.confirm.clone(),
-                        ask,
-                    ))
-                    .await
-                } else {
-                    Ok((input, decoded))
-                };
-                match confirmed {
-                    // 5–7. enqueue, run, outcome
-                    Ok((input, decoded)) => {
-                        let run = Arc::clone(&entry.run);
-                        let held = self.hold(
-                            entry,
-                            caller,
-                            opts.signal.as_ref(),
-                            opts.progress,
-                            opts.reach,
-                            input,
-                        );
-                        let fut = run(held.ctx(), decoded);
-                        self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested)
-                            .await
-                    }
-                    Err(outcome) => outcome,
-                }
-            }
+            } => self.confirm_and_run(entry, input, decoded, ask, opts).await,
         };
         self.call_finished(name, caller, started, &outcome);
         outcome
+    }
+
+    /// Steps 4b–7: ask inline when `ask` says so, then enqueue and run.
+    async fn confirm_and_run(
+        self: &Arc<Self>,
+        entry: Arc<ToolEntry>,
+        input: Value,
+        decoded: Decoded,
+        ask: Option<crate::confirm::policy::AskCtx>,
+        opts: CallOptions,
+    ) -> Outcome {
+        let caller = opts.caller;
+        let confirmed = if let Some(ask) = ask {
+            // Boxed: keeps the hot path's future small.
+            Box::pin(crate::confirm::inline_confirm(
+                self,
+                &entry,
+                caller,
+                input,
+                decoded,
+                opts.signal.as_ref(),
+                opts.confirm.clone(),
+                ask,
+            ))
+            .await
+        } else {
+            Ok((input, decoded))
+        };
+        match confirmed {
+            // 5–7. enqueue, run, outcome
+            Ok((input, decoded)) => {
+                let run = Arc::clone(&entry.run);
+                let held = self.hold(
+                    entry,
+                    caller,
+                    opts.signal.as_ref(),
+                    opts.progress,
+                    opts.reach,
+                    input,
+                );
+                let fut = run(held.ctx(), decoded);
+                self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested)
+                    .await
+            }
+            Err(outcome) => outcome,
+        }
     }
 
     /// The `call_finished` event of a call that began at `started` (`None`: nobody
@@ -416,15 +442,16 @@ impl Inner {
             match before_asking(self, &entry, caller, opts.session.as_deref()) {
                 Gate::Run => None,
                 Gate::Done(outcome) => return Front::Done(outcome),
+                // With a store, the remembered decisions are looked up there.
+                Gate::Ask(ask) if self.shared.is_some() => {
+                    return Front::Store {
+                        entry,
+                        input,
+                        decoded,
+                        ask,
+                    };
+                }
                 Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
-                    if self.shared.is_some() {
-                        return Front::Store {
-                            entry,
-                            input,
-                            decoded,
-                            ask,
-                        };
-                    }
                     return Front::Done(crate::confirm::defer(
                         self, &entry, caller, input, decoded, ask,
                     ));
@@ -449,7 +476,12 @@ impl Inner {
                 format!("Tool `{}` cannot be called by {caller}", entry.name),
             ));
         }
-        if entry.guarded() && !own_handler && self.config.lacks_confirm_path(caller) {
+        if entry.guarded()
+            && !own_handler
+            && self
+                .config
+                .lacks_approver(&entry.name, entry.effect, caller)
+        {
             self.emit(|| Event::MissingConfirmHandler {
                 tool: entry.name.to_string(),
                 callers: vec![caller],

@@ -197,7 +197,12 @@ impl Toolmark {
         let inner = &self.inner;
         if let Some(shared) = &inner.shared {
             return crate::store::flow::confirm_pending(
-                inner, shared, confirm_id, decision, &approver,
+                inner,
+                shared,
+                confirm_id,
+                decision,
+                &approver,
+                remember_for,
             )
             .await;
         }
@@ -241,7 +246,8 @@ impl Toolmark {
                 false,
                 decision.reason.clone(),
                 &approver,
-            );
+            )
+            .await;
             let outcome = Outcome::Refused(rejected(&decision));
             bridge(&outcome);
             return outcome;
@@ -311,7 +317,8 @@ impl Toolmark {
             true,
             None,
             &approver,
-        );
+        )
+        .await;
         let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
         bridge(&outcome);
         outcome
@@ -448,7 +455,8 @@ pub(crate) async fn inline_confirm(
                 false,
                 decision.reason.clone(),
                 &approver,
-            );
+            )
+            .await;
             return Err(Outcome::Refused(rejected(&decision)));
         }
         if let Err(reason) = person_check(&ask, &approver) {
@@ -470,7 +478,8 @@ pub(crate) async fn inline_confirm(
                     true,
                     None,
                     &approver,
-                );
+                )
+                .await;
                 return Ok((input, decoded));
             }
             Some(edited) => match restore_and_validate(inner, entry, &input, edited) {
@@ -486,7 +495,8 @@ pub(crate) async fn inline_confirm(
                         true,
                         None,
                         &approver,
-                    );
+                    )
+                    .await;
                     return Ok((v, d));
                 }
                 Err(found) => issues = found,

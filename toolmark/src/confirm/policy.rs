@@ -24,7 +24,11 @@
 //! A policy only governs calls that need an approval: it is not consulted for
 //! read and write tools, nor for [`Human`](crate::Caller::Human) calls, nor for
 //! [`ToolContext::confirm`](crate::ToolContext::confirm) asks made during a run.
-//! It does not change what a manifest lists.
+//! It changes what a manifest lists in one case only: an inline caller with no
+//! confirm handler (nobody to ask) does not see guarded tools, except those the
+//! policy decides without asking — an `allow` rule lists the tool and runs its
+//! calls as the caller, a `deny` rule lists it and refuses its calls with the
+//! rule's reason. Such a tool also registers without a confirm handler.
 //!
 //! # Who approved
 //!
@@ -66,9 +70,34 @@
 //! the MCP client session), until [`Toolmark::end_session`](crate::Toolmark::end_session) for that id; it covers
 //! only calls of that same session (calls with no session id form one session of
 //! their own). [`For::Always`] covers the tool and caller in every session, until
-//! it is forgotten. [`Toolmark::remembered`](crate::Toolmark::remembered) lists them, [`Toolmark::forget`](crate::Toolmark::forget)
+//! it is forgotten. A decision covers the tool only while it has the effect it had
+//! when the decision was made. [`Toolmark::remembered`](crate::Toolmark::remembered) lists them, [`Toolmark::forget`](crate::Toolmark::forget)
 //! revokes one. A new decision for the same tool, caller and session replaces the
 //! old one; at most 4096 are kept, the oldest dropped first.
+//!
+//! # Across instances
+//!
+//! With a [`ConfirmStore`](crate::store::ConfirmStore) set
+//! ([`ToolmarkBuilder::confirm_store`](crate::ToolmarkBuilder::confirm_store)):
+//!
+//! - **Shared**: [`For::Always`] decisions are kept in the store — tool, caller,
+//!   effect, approve or reject (and its reason), approver, time and id; never an
+//!   input value, a secret or a session id. Every instance on the store, and one
+//!   built after a restart, is answered by them and lists them
+//!   ([`Toolmark::remembered_async`](crate::Toolmark::remembered_async));
+//!   [`Toolmark::forget_async`](crate::Toolmark::forget_async) on any instance
+//!   revokes one for all. This holds for an inline answer and for a
+//!   `confirm_pending` answer to a stored confirmation alike. Each guarded call by a
+//!   non-human caller reads the store once before asking; when the store cannot be
+//!   read the call is asked, never run on a decision that may have been revoked.
+//! - **Not shared**: [`For::Session`] decisions stay in the process that took the
+//!   answer ([`Toolmark::remembered`](crate::Toolmark::remembered) and
+//!   [`Toolmark::forget`](crate::Toolmark::forget) see only these). A stored
+//!   confirmation does not keep its call's session id, so a `For::Session` answer
+//!   to one whose call had a session id is not kept.
+//! - The [`Policy`] is not stored: give every instance the same one. A stored
+//!   confirmation keeps the rule that asked for it and whether a person must
+//!   approve it.
 //!
 //! **A tool with sensitive input paths never gets a remembered approval.** The
 //! approver is shown `"[redacted]"` where a secret is (a card number, a password),

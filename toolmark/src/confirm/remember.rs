@@ -7,21 +7,24 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::time::SystemTime;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::new_confirm_id;
 use super::policy::{Approver, AskCtx, For, Verdict};
 use crate::event::Event;
+use crate::store::StoreError;
 use crate::sync::lock;
 use crate::toolmark::Inner;
 use crate::tools::registry::ToolEntry;
-use crate::{Caller, Outcome, Refusal, RefusalCode, Toolmark};
+use crate::{Caller, Effect, Outcome, Refusal, RefusalCode, Toolmark};
 
 /// The most remembered decisions kept; the oldest is dropped first.
 pub(crate) const MAX_REMEMBERED: usize = 4096;
 
-/// A remembered decision, as listed by [`Toolmark::remembered`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// A remembered decision, as listed by [`Toolmark::remembered`] (and kept by a
+/// [`ConfirmStore`](crate::store::ConfirmStore) for a [`For::Always`] decision):
+/// no input value, no session id, nothing secret.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Remembered {
@@ -31,6 +34,9 @@ pub struct Remembered {
     pub tool: String,
     /// The caller whose calls it answers.
     pub caller: Caller,
+    /// The tool's effect when the decision was made: it covers the tool only while
+    /// the tool has this effect.
+    pub effect: Effect,
     /// How long it lasts.
     pub duration: For,
     /// Whether it is bound to one client session (a [`For::Session`] decision
@@ -39,7 +45,7 @@ pub struct Remembered {
     /// Approve (`true`) or reject.
     pub approved: bool,
     /// The reason of a remembered rejection.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Who made the decision.
     pub approver: Approver,
@@ -54,10 +60,26 @@ struct Entry {
     session: Option<String>,
 }
 
+impl Remembered {
+    /// Whether it answers a call of `entry` by `caller` (only when `person` is
+    /// needed: an approval a person made; a rejection always counts).
+    fn answers(&self, entry: &ToolEntry, caller: Caller, person: bool) -> bool {
+        *self.tool == *entry.name
+            && self.caller == caller
+            && self.effect == entry.effect
+            && (!person || !self.approved || self.approver.is_person())
+    }
+}
+
 impl Entry {
-    fn covers(&self, tool: &str, caller: Caller, session: Option<&str>) -> bool {
-        self.info.tool == tool
-            && self.info.caller == caller
+    fn covers(
+        &self,
+        entry: &ToolEntry,
+        caller: Caller,
+        session: Option<&str>,
+        person: bool,
+    ) -> bool {
+        self.info.answers(entry, caller, person)
             && match self.info.duration {
                 For::Always => true,
                 For::Session => self.session.as_deref() == session,
@@ -84,7 +106,7 @@ impl RememberedSet {
     /// counts only when a person made it; a rejection always counts).
     fn find(
         &self,
-        tool: &str,
+        entry: &ToolEntry,
         caller: Caller,
         session: Option<&str>,
         person: bool,
@@ -92,10 +114,7 @@ impl RememberedSet {
         self.entries
             .iter()
             .rev()
-            .find(|e| {
-                e.covers(tool, caller, session)
-                    && (!person || !e.info.approved || e.info.approver.is_person())
-            })
+            .find(|e| e.covers(entry, caller, session, person))
             .map(|e| &e.info)
     }
 
@@ -144,7 +163,9 @@ fn resolved_without_asking(
 }
 
 /// Step 4a of a call that needs an approval: the policy's first matching rule,
-/// then a remembered decision, else ask.
+/// then a remembered decision kept in this process, else ask. With a
+/// confirmation store, only the policy is checked here: the remembered decisions
+/// (some in the store) are looked up by [`remembered_gate`], asynchronously.
 pub(crate) fn before_asking(
     inner: &Inner,
     entry: &ToolEntry,
@@ -183,14 +204,55 @@ pub(crate) fn before_asking(
             }
         }
     }
-    let found = {
-        let set = lock(&inner.remembered);
-        if set.entries.is_empty() {
-            None
-        } else {
-            set.find(&entry.name, caller, session, ask.person).cloned()
+    if inner.shared.is_some() {
+        return Gate::Ask(ask);
+    }
+    let found = local(inner, entry, caller, &ask);
+    apply(inner, entry, ask, found)
+}
+
+/// The newest decision this process remembers that covers the call.
+fn local(inner: &Inner, entry: &ToolEntry, caller: Caller, ask: &AskCtx) -> Option<Remembered> {
+    let set = lock(&inner.remembered);
+    if set.entries.is_empty() {
+        return None;
+    }
+    set.find(entry, caller, ask.session.as_deref(), ask.person)
+        .cloned()
+}
+
+/// Step 4a's remembered decisions with a confirmation store: the newest of this
+/// process's (session) decisions and the store's [`For::Always`] one. A store that
+/// cannot be reached leaves only this process's: the call is asked (never run on
+/// a decision that may have been revoked).
+pub(crate) async fn remembered_gate(
+    inner: &Inner,
+    entry: &ToolEntry,
+    caller: Caller,
+    ask: AskCtx,
+) -> Gate {
+    let mut found = local(inner, entry, caller, &ask);
+    if let Some(shared) = &inner.shared {
+        match shared.store.remembered_for(&entry.name, caller).await {
+            Ok(Some(stored))
+                if stored.answers(entry, caller, ask.person)
+                    && found
+                        .as_ref()
+                        .is_none_or(|f| stored.created_at >= f.created_at) =>
+            {
+                found = Some(stored);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(target: "toolmark", error = %e, "remembered decisions in the confirmation store could not be read; asking");
+            }
         }
-    };
+    }
+    apply(inner, entry, ask, found)
+}
+
+/// Answer with a remembered decision, or ask.
+fn apply(inner: &Inner, entry: &ToolEntry, ask: AskCtx, found: Option<Remembered>) -> Gate {
     let Some(found) = found else {
         return Gate::Ask(ask);
     };
@@ -233,9 +295,11 @@ pub(crate) fn person_check(ask: &AskCtx, approver: &Approver) -> Result<(), Stri
 }
 
 /// Remember an approver's decision when asked to: never an approval of a tool with
-/// sensitive paths (see the `policy` docs).
+/// sensitive paths (see the `policy` docs). A [`For::Always`] decision goes to the
+/// confirmation store when there is one (shared by every instance); a store that
+/// cannot be reached keeps nothing (the decision still answers this call).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn remember(
+pub(crate) async fn remember(
     inner: &Inner,
     entry: &ToolEntry,
     caller: Caller,
@@ -262,6 +326,7 @@ pub(crate) fn remember(
         id: new_confirm_id(),
         tool: entry.name.to_string(),
         caller,
+        effect: entry.effect,
         duration,
         session_bound: session.is_some(),
         approved,
@@ -269,19 +334,30 @@ pub(crate) fn remember(
         approver: approver.clone(),
         created_at: inner.now(),
     };
-    inner.emit(|| Event::DecisionRemembered {
+    let event = Event::DecisionRemembered {
         remember_id: info.id.clone(),
         tool: info.tool.clone(),
         caller,
         duration,
         approved,
-    });
-    lock(&inner.remembered).insert(Entry { info, session });
+    };
+    match (&inner.shared, duration) {
+        (Some(shared), For::Always) => {
+            if let Err(e) = shared.store.remember(info).await {
+                tracing::warn!(target: "toolmark", error = %e, tool = %entry.name, "the decision was not remembered: the confirmation store cannot be reached");
+                return;
+            }
+        }
+        _ => lock(&inner.remembered).insert(Entry { info, session }),
+    }
+    inner.emit(|| event);
 }
 
 impl Toolmark {
-    /// The remembered decisions (made with [`Answer::remember`](crate::policy::Answer::remember)),
-    /// oldest first.
+    /// The remembered decisions (made with [`Answer::remember`](crate::policy::Answer::remember))
+    /// this process keeps, oldest first. With a confirmation store, the
+    /// [`For::Always`] ones are in the store: list every one with
+    /// [`remembered_async`](Self::remembered_async).
     pub fn remembered(&self) -> Vec<Remembered> {
         lock(&self.inner.remembered)
             .entries
@@ -290,13 +366,40 @@ impl Toolmark {
             .collect()
     }
 
-    /// Revoke the remembered decision `id`: later calls it covered ask again.
-    /// Whether there was one.
+    /// Every remembered decision, oldest first: this process's and, with a
+    /// confirmation store, the store's [`For::Always`] decisions (made on any
+    /// instance). Fails only when the store cannot be reached (`unavailable`).
+    pub async fn remembered_async(&self) -> Result<Vec<Remembered>, StoreError> {
+        let mut all = self.remembered();
+        if let Some(shared) = &self.inner.shared {
+            all.extend(shared.store.remembered().await?);
+            all.sort_by_key(|r| r.created_at);
+        }
+        Ok(all)
+    }
+
+    /// Revoke the remembered decision `id` this process keeps: later calls it
+    /// covered ask again. Whether there was one. A [`For::Always`] decision in a
+    /// confirmation store is revoked with [`forget_async`](Self::forget_async).
     pub fn forget(&self, id: &str) -> bool {
         let mut set = lock(&self.inner.remembered);
         let before = set.entries.len();
         set.entries.retain(|e| e.info.id != id);
         set.entries.len() != before
+    }
+
+    /// Revoke the remembered decision `id`, wherever it is kept: in this process
+    /// or (a [`For::Always`] decision) in the confirmation store, for every
+    /// instance at once. Whether there was one. Fails only when the store cannot be
+    /// reached (`unavailable`).
+    pub async fn forget_async(&self, id: &str) -> Result<bool, StoreError> {
+        if self.forget(id) {
+            return Ok(true);
+        }
+        match &self.inner.shared {
+            Some(shared) => shared.store.forget(id).await,
+            None => Ok(false),
+        }
     }
 
     /// A client session ended (the MCP adapter calls this when one closes): forget

@@ -15,8 +15,8 @@ use super::seal::{Sealed, Sealer};
 use super::{to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, StoreError};
 use crate::confirm::flow::{hidden_refusal, rejected, resolved, restore_and_validate};
 use crate::confirm::new_confirm_id;
-use crate::confirm::policy::{Approver, AskCtx};
-use crate::confirm::remember::person_check;
+use crate::confirm::policy::{Approver, AskCtx, For};
+use crate::confirm::remember::{person_check, remember};
 use crate::confirm::store::DropReason;
 use crate::event::{BridgeMessage, Event};
 use crate::sync::lock;
@@ -42,6 +42,11 @@ pub(crate) struct Shared {
     rx: std::sync::Mutex<Option<broadcast::Receiver<String>>>,
     wake: Arc<Notify>,
     stop: CancellationToken,
+    /// Tools of disposed scopes whose stored confirmations are still to drop.
+    disposed: std::sync::Mutex<Vec<Arc<str>>>,
+    /// Held while they are dropped, so a listing or an answer after `dispose`
+    /// waits for it.
+    settling: tokio::sync::Mutex<()>,
 }
 
 impl Drop for Shared {
@@ -112,6 +117,8 @@ impl Shared {
             rx: std::sync::Mutex::new(Some(rx)),
             wake: Arc::new(Notify::new()),
             stop: CancellationToken::new(),
+            disposed: std::sync::Mutex::new(Vec::new()),
+            settling: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -195,6 +202,35 @@ impl Shared {
         self.deliver(inner, &r.id, &r.tool, &outcome).await;
     }
 
+    /// Drop the stored confirmations of the tools of disposed scopes
+    /// (`scope_disposed`) that no scope registered again.
+    pub(crate) async fn settle_disposed(&self, inner: &Inner) -> Result<(), StoreError> {
+        let _settling = self.settling.lock().await;
+        let names: HashSet<Arc<str>> = std::mem::take(&mut *lock(&self.disposed))
+            .into_iter()
+            .collect();
+        if names.is_empty() {
+            return Ok(());
+        }
+        let all = match self.store.list().await {
+            Ok(all) => all,
+            Err(e) => {
+                // Tried again by the next listing or answer.
+                lock(&self.disposed).extend(names);
+                return Err(e);
+            }
+        };
+        for r in all.iter().filter(|r| names.contains(r.tool.as_str())) {
+            if inner.read_registry().contains_key(r.tool.as_str()) {
+                continue;
+            }
+            if let Some(r) = self.store.take(&r.id).await? {
+                self.drop_record(inner, &r, DropReason::ScopeDisposed).await;
+            }
+        }
+        Ok(())
+    }
+
     /// Expire what is due by the toolmark's clock.
     async fn sweep_now(&self, inner: &Inner) -> Result<(), StoreError> {
         let expired = self.store.take_expired(inner.now()).await?;
@@ -214,7 +250,9 @@ impl Shared {
             }
             // A key is set: every record is sealed; one without a seal was changed.
             (Some(_), None) => None,
-            (None, None) => Some(r.input.clone()),
+            // The input has nothing to redact, or a store in this process kept the
+            // real one in memory.
+            (None, None) => Some(r.in_memory.0.clone().unwrap_or_else(|| r.input.clone())),
             // Sealed under a key this toolmark does not have.
             (None, Some(_)) => None,
         }
@@ -331,6 +369,12 @@ pub(crate) async fn defer(
     let id = new_confirm_id();
     let now = inner.now();
     let expires_at = now + inner.config.confirm_expiry;
+    // Without a seal key, a store that is not durable keeps the real input in
+    // process memory (never serialized), as the built-in store does.
+    let in_memory = super::InMemory(
+        (shared.sealer.is_none() && entry.has_sensitive() && !shared.store.durable())
+            .then(|| input.clone()),
+    );
     let sealed = match &shared.sealer {
         Some(sealer) => {
             let Some(text) = sealer.seal(
@@ -371,6 +415,8 @@ pub(crate) async fn defer(
         form_version: entry.stale_check.as_ref().map(|c| c.version()),
         policy_rule: ask.rule.clone(),
         person_required: ask.person,
+        in_memory,
+        session_bound: ask.session.is_some(),
     };
     let caps = Caps {
         max: inner.config.max_pending,
@@ -423,8 +469,12 @@ pub(crate) async fn confirm_pending(
     confirm_id: &str,
     decision: Decision,
     approver: &Approver,
+    remember_for: Option<For>,
 ) -> Outcome {
     shared.start(inner);
+    if let Err(e) = shared.settle_disposed(inner).await {
+        return unavailable(&e);
+    }
     let record = match shared.store.take(confirm_id).await {
         Ok(Some(r)) => r,
         Ok(None) => return unknown_id(),
@@ -468,21 +518,39 @@ pub(crate) async fn confirm_pending(
         }
         return Outcome::Refused(hidden_refusal(&entry));
     }
+    // What the policy asked of the approver. The call's session id is not stored:
+    // a decision remembered for the session of a call that had one is not kept.
+    let ask = AskCtx {
+        rule: record.policy_rule.clone(),
+        person: record.person_required,
+        session: None,
+    };
+    let remember_for = remember_for.filter(|d| {
+        let keep = !(*d == For::Session && record.session_bound);
+        if !keep {
+            tracing::debug!(target: "toolmark", tool = %record.tool, "a session decision on a stored confirmation of a call with a session id is not remembered");
+        }
+        keep
+    });
     if !decision.approved {
         resolved(inner, confirm_id, &entry, &decision, Vec::new(), approver);
+        remember(
+            inner,
+            &entry,
+            record.caller,
+            &ask,
+            remember_for,
+            false,
+            decision.reason.clone(),
+            approver,
+        )
+        .await;
         let outcome = Outcome::Refused(rejected(&decision));
         shared
             .deliver(inner, confirm_id, &record.tool, &outcome)
             .await;
         return outcome;
     }
-    // What the policy asked of the approver (the session stays out of the store:
-    // a decision on a stored confirmation is not remembered).
-    let ask = AskCtx {
-        rule: record.policy_rule.clone(),
-        person: record.person_required,
-        session: None,
-    };
     if let Err(reason) = person_check(&ask, approver) {
         // Not an answer this confirmation can take: it stays open for one that is.
         if let Err(e) = shared.store.restore(record).await {
@@ -519,6 +587,17 @@ pub(crate) async fn confirm_pending(
         },
     };
     resolved(inner, confirm_id, &entry, &decision, edited, approver);
+    remember(
+        inner,
+        &entry,
+        record.caller,
+        &ask,
+        remember_for,
+        true,
+        None,
+        approver,
+    )
+    .await;
     let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
     shared
         .deliver(inner, confirm_id, &record.tool, &outcome)
@@ -527,29 +606,22 @@ pub(crate) async fn confirm_pending(
 }
 
 /// The tools of disposed scopes: their stored confirmations are dropped
-/// (`scope_disposed`), in the background.
+/// (`scope_disposed`), in the background and, at the latest, before the next
+/// listing or answer.
 pub(crate) fn on_disposed(inner: &Arc<Inner>, tools: Vec<Arc<str>>) {
-    if tools.is_empty() || inner.shared.is_none() {
+    let Some(shared) = &inner.shared else { return };
+    if tools.is_empty() {
         return;
     }
+    lock(&shared.disposed).extend(tools);
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return;
     };
     let inner = Arc::clone(inner);
     handle.spawn(async move {
-        let Some(shared) = &inner.shared else { return };
-        let names: HashSet<&str> = tools.iter().map(|t| &**t).collect();
-        let Ok(all) = shared.store.list().await else {
-            return;
-        };
-        for r in all.iter().filter(|r| names.contains(r.tool.as_str())) {
-            if inner.read_registry().contains_key(r.tool.as_str()) {
-                continue;
-            }
-            if let Ok(Some(r)) = shared.store.take(&r.id).await {
-                shared
-                    .drop_record(&inner, &r, DropReason::ScopeDisposed)
-                    .await;
+        if let Some(shared) = &inner.shared {
+            if let Err(e) = shared.settle_disposed(&inner).await {
+                tracing::debug!(target: "toolmark", error = %e, "the confirmations of disposed scopes are dropped later");
             }
         }
     });
@@ -582,6 +654,7 @@ impl Toolmark {
             return Ok(self.pending_confirmations());
         };
         shared.start(&self.inner);
+        shared.settle_disposed(&self.inner).await?;
         shared.sweep_now(&self.inner).await?;
         let now = crate::store::to_ms(self.inner.now());
         Ok(shared
@@ -605,6 +678,7 @@ impl Toolmark {
             return Ok(false);
         };
         shared.start(&self.inner);
+        shared.settle_disposed(&self.inner).await?;
         match shared.store.take(confirm_id).await? {
             Some(r) => {
                 shared
@@ -683,6 +757,22 @@ mod register_tests {
         }
         fn subscribe(&self) -> tokio::sync::broadcast::Receiver<String> {
             self.0.subscribe()
+        }
+        fn remember(&self, d: crate::policy::Remembered) -> BoxFuture<'_, Result<(), StoreError>> {
+            self.0.remember(d)
+        }
+        fn remembered_for<'a>(
+            &'a self,
+            tool: &'a str,
+            caller: crate::Caller,
+        ) -> BoxFuture<'a, Result<Option<crate::policy::Remembered>, StoreError>> {
+            self.0.remembered_for(tool, caller)
+        }
+        fn remembered(&self) -> BoxFuture<'_, Result<Vec<crate::policy::Remembered>, StoreError>> {
+            self.0.remembered()
+        }
+        fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+            self.0.forget(id)
         }
     }
 

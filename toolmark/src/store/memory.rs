@@ -1,13 +1,16 @@
 //! [`MemoryStore`]: a [`ConfirmStore`] in process memory.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use futures_util::future::BoxFuture;
 use tokio::sync::broadcast;
 
-use super::{to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, Evicted, StoreError};
+use super::{
+    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, Evicted, StoreError, MAX_REMEMBERED,
+};
+use crate::policy::Remembered;
 use crate::sync::lock;
 use crate::Caller;
 
@@ -16,6 +19,10 @@ use crate::Caller;
 /// one Redis do). It does not outlive the process ([`durable`](ConfirmStore::durable)
 /// is `false`, so no seal key is required), and is the reference for a store of
 /// your own.
+///
+/// Without a seal key, a record of a tool with sensitive paths keeps its real
+/// input in this process's memory (as the built-in store does); with one, it is
+/// sealed as in a durable store.
 ///
 /// A toolmark without a store keeps its deferred confirmations in itself, which is
 /// faster still; this store runs the same path a durable store does.
@@ -31,6 +38,8 @@ struct State {
     /// seq → id, oldest first.
     order: BTreeMap<u64, String>,
     seq: u64,
+    /// The remembered decisions, oldest first (one per tool and caller).
+    remembered: VecDeque<Remembered>,
 }
 
 impl State {
@@ -189,5 +198,43 @@ impl ConfirmStore for MemoryStore {
 
     fn subscribe(&self) -> broadcast::Receiver<String> {
         self.bus.subscribe()
+    }
+
+    fn remember(&self, decision: Remembered) -> BoxFuture<'_, Result<(), StoreError>> {
+        let mut state = lock(&self.inner);
+        state
+            .remembered
+            .retain(|r| !(r.tool == decision.tool && r.caller == decision.caller));
+        while state.remembered.len() >= MAX_REMEMBERED {
+            state.remembered.pop_front();
+        }
+        state.remembered.push_back(decision);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn remembered_for<'a>(
+        &'a self,
+        tool: &'a str,
+        caller: Caller,
+    ) -> BoxFuture<'a, Result<Option<Remembered>, StoreError>> {
+        let found = lock(&self.inner)
+            .remembered
+            .iter()
+            .find(|r| r.tool == tool && r.caller == caller)
+            .cloned();
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn remembered(&self) -> BoxFuture<'_, Result<Vec<Remembered>, StoreError>> {
+        let all = lock(&self.inner).remembered.iter().cloned().collect();
+        Box::pin(std::future::ready(Ok(all)))
+    }
+
+    fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let mut state = lock(&self.inner);
+        let before = state.remembered.len();
+        state.remembered.retain(|r| r.id != id);
+        let gone = state.remembered.len() != before;
+        Box::pin(std::future::ready(Ok(gone)))
     }
 }

@@ -28,7 +28,12 @@
 //! tool later fails with the same code.
 //!
 //! Inline confirmations (a caller waiting on the confirm handler) are never stored:
-//! they stay in the process that holds the waiting call.
+//! they stay in the process that holds the waiting call (and are capped there).
+//!
+//! The store also keeps the [`For::Always`](crate::policy::For::Always) remembered
+//! decisions, so every instance honours them and a revocation on one revokes for
+//! all; [`For::Session`](crate::policy::For::Session) ones stay in each process
+//! (see [`policy`](crate::policy#across-instances)).
 //!
 //! A store that cannot be reached makes the call or the approval refused
 //! `unavailable`; nothing runs twice, and a record stored before the fault is
@@ -42,6 +47,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::policy::Remembered;
 use crate::{Caller, Change};
 
 pub(crate) mod flow;
@@ -101,6 +107,32 @@ pub struct ConfirmRecord {
     /// without an approver identity is refused and the record stays pending).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub person_required: bool,
+    /// The real input, when a store that is not durable keeps the record and the
+    /// builder has no seal key (a tool with sensitive paths): held in process
+    /// memory only, like the built-in store's. Never serialized, never shown by
+    /// `Debug`.
+    #[serde(skip)]
+    pub(crate) in_memory: InMemory,
+    /// Whether the call carried a session id ([`CallOptions::session`](crate::CallOptions::session)).
+    /// The id itself is not stored, so an approval of it remembered
+    /// [`For::Session`](crate::policy::For::Session) is not kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub session_bound: bool,
+}
+
+/// A record's real input kept in process memory (see
+/// `ConfirmRecord::in_memory`): `Debug` shows only whether there is one.
+#[derive(Clone, Default, PartialEq)]
+pub(crate) struct InMemory(pub(crate) Option<Value>);
+
+impl fmt::Debug for InMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "InMemory([redacted])"
+        } else {
+            "InMemory(None)"
+        })
+    }
 }
 
 impl ConfirmRecord {
@@ -249,4 +281,26 @@ pub trait ConfirmStore: Send + Sync + 'static {
 
     /// The messages [`publish`](Self::publish)ed from now on, by any instance.
     fn subscribe(&self) -> broadcast::Receiver<String>;
+
+    /// Keep a [`For::Always`](crate::policy::For::Always) remembered decision
+    /// (it holds no input value and no secret). It replaces the one kept for the
+    /// same tool and caller, if any; at most [`MAX_REMEMBERED`] are kept, the
+    /// oldest dropped first.
+    fn remember(&self, decision: Remembered) -> BoxFuture<'_, Result<(), StoreError>>;
+
+    /// The decision kept for calls of `tool` (full name) by `caller`, if any.
+    fn remembered_for<'a>(
+        &'a self,
+        tool: &'a str,
+        caller: Caller,
+    ) -> BoxFuture<'a, Result<Option<Remembered>, StoreError>>;
+
+    /// Every decision kept, oldest first.
+    fn remembered(&self) -> BoxFuture<'_, Result<Vec<Remembered>, StoreError>>;
+
+    /// Revoke the decision `id`: whether there was one.
+    fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
 }
+
+/// The most remembered decisions a store keeps (as a toolmark keeps in itself).
+pub const MAX_REMEMBERED: usize = crate::confirm::remember::MAX_REMEMBERED;

@@ -2,8 +2,10 @@
 //!
 //! Keys (under a prefix, default `toolmark`): `{p}:rec:{id}` the record (JSON,
 //! with a TTL), `{p}:order` (sorted set, seq → id), `{p}:exp` (expiry → id),
-//! `{p}:caller:{caller}` (per caller, seq → id), `{p}:seq` (the counter), and the
-//! pub/sub channel `{p}:bridge`. Every operation that reads and changes is one Lua
+//! `{p}:caller:{caller}` (per caller, seq → id), `{p}:seq` (the counter), the
+//! remembered decisions (`{p}:rem`: `{caller}:{tool}` → the decision's JSON, with
+//! `{p}:rem:id`, `{p}:rem:ids`, `{p}:rem:order` and `{p}:rem:seq` to find, revoke
+//! and cap them), and the pub/sub channel `{p}:bridge`. Every operation that reads and changes is one Lua
 //! script, so it is atomic across instances: a take gets a record once, and the
 //! caps evict the oldest across every instance's records.
 
@@ -14,7 +16,10 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{IntoConnectionInfo, ProtocolVersion, PushKind, Script, Value as RValue};
 use tokio::sync::broadcast;
 
-use super::{to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, Evicted, StoreError};
+use super::{
+    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, Evicted, StoreError, MAX_REMEMBERED,
+};
+use crate::policy::Remembered;
 use crate::Caller;
 
 /// Options of [`RedisStore::connect_with`].
@@ -240,6 +245,52 @@ end
 return out
 ";
 
+/// Drop the remembered decision kept under one field from every index.
+const DROP: &str = r"
+local function drop(p, f)
+  local id = redis.call('HGET', p .. ':rem:id', f)
+  redis.call('HDEL', p .. ':rem', f)
+  redis.call('HDEL', p .. ':rem:id', f)
+  if id then redis.call('HDEL', p .. ':rem:ids', id) end
+  redis.call('ZREM', p .. ':rem:order', f)
+end
+";
+
+/// ARGV: prefix, field (`{caller}:{tool}`), id, json, max
+const REMEMBER: &str = r"
+local p, f, id, json, max = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+drop(p, f)
+local seq = redis.call('INCR', p .. ':rem:seq')
+redis.call('HSET', p .. ':rem', f, json)
+redis.call('HSET', p .. ':rem:id', f, id)
+redis.call('HSET', p .. ':rem:ids', id, f)
+redis.call('ZADD', p .. ':rem:order', seq, f)
+while redis.call('ZCARD', p .. ':rem:order') > max do
+  drop(p, redis.call('ZRANGE', p .. ':rem:order', 0, 0)[1])
+end
+return 1
+";
+
+/// ARGV: prefix, id
+const FORGET: &str = r"
+local p = ARGV[1]
+local f = redis.call('HGET', p .. ':rem:ids', ARGV[2])
+if not f then return 0 end
+drop(p, f)
+return 1
+";
+
+/// ARGV: prefix
+const REMEMBERED: &str = r"
+local p = ARGV[1]
+local out = {}
+for _, f in ipairs(redis.call('ZRANGE', p .. ':rem:order', 0, -1)) do
+  local v = redis.call('HGET', p .. ':rem', f)
+  if v then out[#out + 1] = v end
+end
+return out
+";
+
 fn script(body: &str) -> Script {
     Script::new(&format!("{REMOVE}\n{body}"))
 }
@@ -250,6 +301,9 @@ struct Scripts {
     restore: Script,
     list: Script,
     expired: Script,
+    remember: Script,
+    forget: Script,
+    remembered: Script,
 }
 
 fn scripts() -> &'static Scripts {
@@ -260,6 +314,9 @@ fn scripts() -> &'static Scripts {
         restore: script(RESTORE),
         list: script(LIST),
         expired: script(EXPIRED),
+        remember: Script::new(&format!("{DROP}\n{REMEMBER}")),
+        forget: Script::new(&format!("{DROP}\n{FORGET}")),
+        remembered: Script::new(REMEMBERED),
     })
 }
 
@@ -359,6 +416,11 @@ impl RedisStore {
         let left = record.expires_ms.saturating_sub(to_ms(now));
         let grace = u64::try_from(self.options.ttl_grace.as_millis()).unwrap_or(u64::MAX);
         left.saturating_add(grace).max(1)
+    }
+
+    /// The field of the decision kept for `tool` and `caller`.
+    fn field(tool: &str, caller: Caller) -> String {
+        format!("{}:{tool}", caller.as_str())
     }
 
     fn callers() -> impl Iterator<Item = &'static str> {
@@ -484,4 +546,67 @@ impl ConfirmStore for RedisStore {
     fn subscribe(&self) -> broadcast::Receiver<String> {
         self.bus.subscribe()
     }
+
+    fn remember(&self, decision: Remembered) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(&decision).map_err(|_| StoreError::Corrupt {
+                id: decision.id.clone(),
+            })?;
+            let s = &scripts().remember;
+            let mut inv = s.prepare_invoke();
+            inv.arg(&self.options.prefix)
+                .arg(Self::field(&decision.tool, decision.caller))
+                .arg(&decision.id)
+                .arg(json)
+                .arg(MAX_REMEMBERED);
+            let _: i64 = self.run(inv).await?;
+            Ok(())
+        })
+    }
+
+    fn remembered_for<'a>(
+        &'a self,
+        tool: &'a str,
+        caller: Caller,
+    ) -> BoxFuture<'a, Result<Option<Remembered>, StoreError>> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            let mut cmd = redis::cmd("HGET");
+            cmd.arg(format!("{}:rem", self.options.prefix))
+                .arg(Self::field(tool, caller));
+            let json: Option<String> =
+                tokio::time::timeout(self.options.timeout, cmd.query_async(&mut conn))
+                    .await
+                    .map_err(|_| unavailable("the operation timed out"))?
+                    .map_err(unavailable)?;
+            json.map(|j| read_remembered(&j)).transpose()
+        })
+    }
+
+    fn remembered(&self) -> BoxFuture<'_, Result<Vec<Remembered>, StoreError>> {
+        Box::pin(async move {
+            let s = &scripts().remembered;
+            let mut inv = s.prepare_invoke();
+            inv.arg(&self.options.prefix);
+            let out: Vec<String> = self.run(inv).await?;
+            out.iter().map(|j| read_remembered(j)).collect()
+        })
+    }
+
+    fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let s = &scripts().forget;
+            let mut inv = s.prepare_invoke();
+            inv.arg(&self.options.prefix).arg(id);
+            let gone: i64 = self.run(inv).await?;
+            Ok(gone == 1)
+        })
+    }
+}
+
+/// A remembered decision, read back.
+fn read_remembered(json: &str) -> Result<Remembered, StoreError> {
+    serde_json::from_str(json).map_err(|_| StoreError::Corrupt {
+        id: String::from("?"),
+    })
 }

@@ -14,8 +14,7 @@ use crate::tools::spec::{
 };
 use crate::tools::summary::Template;
 use crate::{
-    Caller, CallerSet, ConfirmMode, Decoded, Effect, Issue, RegisterError, ToolAnnotations,
-    ToolInfo, ToolSpec,
+    Caller, CallerSet, Decoded, Effect, Issue, RegisterError, ToolAnnotations, ToolInfo, ToolSpec,
 };
 
 /// What is sensitive in a tool's input.
@@ -292,9 +291,7 @@ pub(crate) fn prepare(
             .iter()
             .filter(|c| *c != Caller::Human)
             .collect();
-        let has_path = |c: &Caller| {
-            config.mode(*c) == ConfirmMode::Deferred || config.confirm_handler.is_some()
-        };
+        let has_path = |c: &Caller| !config.lacks_approver(&full, spec.effect, *c);
         if !non_human.is_empty() && !non_human.iter().any(has_path) {
             return Err(RegisterError::MissingConfirmHandler {
                 tool: full,
