@@ -37,7 +37,12 @@ pub(crate) enum HeldInput {
 impl HeldInput {
     pub(crate) fn new(input: Value) -> HeldInput {
         match input {
-            Value::Object(map) => HeldInput::Object(map.into_iter().collect()),
+            Value::Object(map) => {
+                // Exact size: no spare capacity to give back.
+                let mut entries = Vec::with_capacity(map.len());
+                entries.extend(map);
+                HeldInput::Object(entries.into_boxed_slice())
+            }
             other => HeldInput::Other(other),
         }
     }
@@ -45,7 +50,15 @@ impl HeldInput {
     /// The input, rebuilt.
     pub(crate) fn to_value(&self) -> Value {
         match self {
-            HeldInput::Object(entries) => Value::Object(entries.iter().cloned().collect()),
+            // Inserted in key order (no collect-and-sort pass for a few keys).
+            HeldInput::Object(entries) => Value::Object(
+                entries
+                    .iter()
+                    .fold(serde_json::Map::new(), |mut map, (k, v)| {
+                        map.insert(k.clone(), v.clone());
+                        map
+                    }),
+            ),
             HeldInput::Other(v) => v.clone(),
         }
     }
@@ -53,7 +66,13 @@ impl HeldInput {
     /// The input, moved out (`null` is left behind).
     pub(crate) fn take_value(&mut self) -> Value {
         match std::mem::replace(self, HeldInput::Other(Value::Null)) {
-            HeldInput::Object(entries) => Value::Object(entries.into_vec().into_iter().collect()),
+            HeldInput::Object(entries) => Value::Object(entries.into_vec().into_iter().fold(
+                serde_json::Map::new(),
+                |mut map, (k, v)| {
+                    map.insert(k, v);
+                    map
+                },
+            )),
             HeldInput::Other(v) => v,
         }
     }

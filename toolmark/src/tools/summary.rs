@@ -95,7 +95,7 @@ impl Template {
     /// the summary at most [`SUMMARY_MAX`] (a cut ends in `…`); control and bidi
     /// characters become spaces (see [`one_line`]).
     pub(crate) fn render(&self, input: &Value, matcher: &Matcher) -> String {
-        let mut out = String::new();
+        let mut out = String::with_capacity(64);
         let push_value = |out: &mut String, s: &str| push_capped(out, s, PLACEHOLDER_MAX);
         for part in &self.parts {
             match part {
