@@ -16,7 +16,11 @@
 //! `invalid N` (N calls of `math.add` whose input has a wrong type: the slow decode),
 //! `confirm N` (N deferred round trips: call → `needs_confirmation` →
 //! `confirm_pending` → run),
-//! and with `--features mcp`, `rmcp_register N` (the same N typed tools built and
+//! `after_change N` (N reads of a 10,000-tool manifest, each after a scope was
+//! hidden and shown again; the tools are registered first, so subtract `after_change
+//! 0`), `json N` (the same, then the manifest's JSON),
+//! and with `--features mcp`, `rmcp_list N` / `rmcp_json N` (N `list_all` of an rmcp
+//! `ToolRouter` holding the same 10,000 tools, and that list as JSON), `rmcp_register N` (the same N typed tools built and
 //! added to an rmcp 3.11 `ToolRouter` the way its `#[tool]` macro does; not dropped).
 
 use serde_json::json;
@@ -118,13 +122,63 @@ fn confirms(n: usize) {
         let input = json!({"title": "Robotics"});
         for i in 0..10 + n {
             let out = tm
-                .call("guarded", black_box(input.clone()), CallOptions::new(Caller::InApp))
+                .call(
+                    "guarded",
+                    black_box(input.clone()),
+                    CallOptions::new(Caller::InApp),
+                )
                 .await;
             let id = out.confirm_id().expect("needs_confirmation").to_owned();
             let done = black_box(tm.confirm_pending(&id, Decision::approve()).await);
             assert!(done.is_ok(), "round trip {i} ran");
         }
     });
+}
+
+/// The manifest bench's 10,000 dynamic tools, and a scope with one tool to toggle.
+fn manifest_tools() -> (Toolmark, toolmark::Scope) {
+    let tm = Toolmark::builder().build().unwrap();
+    let scope = tm.scope("s");
+    for i in 0..10_000 {
+        scope
+            .register(
+                ToolSpec::new(format!("tool_{i:05}"), "A tool that adds two numbers")
+                    .input_schema(manifest_schema())
+                    .effect(Effect::Read)
+                    .handler(|_ctx, input| async move { Ok(input) }),
+            )
+            .unwrap();
+    }
+    let toggled = tm.scope("other");
+    toggled
+        .register(
+            ToolSpec::new("toggle", "Toggled").handler(|_ctx, input| async move { Ok(input) }),
+        )
+        .unwrap();
+    (tm, toggled)
+}
+
+fn manifest_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"]
+    })
+}
+
+fn after_change(n: usize, as_json: bool) {
+    let (tm, toggled) = manifest_tools();
+    black_box(tm.manifest_shared(Caller::Mcp));
+    for _ in 0..n {
+        toggled.set_when(false);
+        toggled.set_when(true);
+        if as_json {
+            black_box(tm.manifest_json(Caller::Mcp));
+        } else {
+            black_box(tm.manifest_shared(Caller::Mcp));
+        }
+    }
+    std::mem::forget(tm);
 }
 
 fn main() {
@@ -147,12 +201,29 @@ fn main() {
             std::mem::forget(black_box(rmcp_side::register_all(routes)));
         }
         Some("confirm") => confirms(n),
+        Some("after_change") => after_change(n, false),
+        Some("json") => after_change(n, true),
+        #[cfg(feature = "mcp")]
+        Some(w @ ("rmcp_list" | "rmcp_json")) => {
+            let router = rmcp_side::router_with(10_000, &manifest_schema());
+            black_box(router.list_all());
+            for _ in 0..n {
+                let list = router.list_all();
+                if w == "rmcp_json" {
+                    black_box(serde_json::to_vec(&list).unwrap());
+                }
+                black_box(list);
+            }
+            std::mem::forget(router);
+        }
         Some("specs") => {
             std::mem::forget(black_box(typed_specs(n)));
         }
         Some("call") => calls(n, &json!({"a": 2, "b": 40})),
         Some("invalid") => calls(n, &json!({"a": "two", "b": 40})),
         // `cargo bench` runs every bench target: nothing to do without a workload.
-        _ => eprintln!("usage: counts register|specs|call|invalid|confirm|rmcp_register [N]"),
+        _ => eprintln!(
+            "usage: counts register|specs|call|invalid|confirm|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
+        ),
     }
 }

@@ -113,7 +113,10 @@ fn bytes_left_after_answering(rt: &tokio::runtime::Runtime) -> usize {
         // Warm up: the store's tables exist and a confirmation was answered.
         let warm = ask().await;
         let id = warm.confirm_id().unwrap().to_owned();
-        assert!(!tm.confirm_pending(&id, toolmark::Decision::reject()).await.is_ok());
+        assert!(!tm
+            .confirm_pending(&id, toolmark::Decision::reject())
+            .await
+            .is_ok());
         let before = live_bytes();
         let mut ids = Vec::with_capacity(N);
         for _ in 0..N {
@@ -152,5 +155,8 @@ fn bytes_per_tool_and_per_pending_confirmation() {
     );
     // The id table shrinks once a burst is answered (it held ~100 KB for 2,000
     // confirmations when it never shrank).
-    assert!(left < 8 * N, "{left} B left after answering {N} confirmations");
+    assert!(
+        left < 8 * N,
+        "{left} B left after answering {N} confirmations"
+    );
 }

@@ -892,10 +892,7 @@ impl Inner {
         let (evicted, wake) = {
             let mut pending = lock(&self.pending);
             let wake = pending.wakes_sweeper(expires_at);
-            (
-                pending.insert(p, self.config.max_pending, per_caller),
-                wake,
-            )
+            (pending.insert(p, self.config.max_pending, per_caller), wake)
         };
         for (old, cap) in evicted {
             self.emit(|| Event::ConfirmationEvicted {

@@ -51,14 +51,13 @@ impl HeldInput {
     pub(crate) fn to_value(&self) -> Value {
         match self {
             // Inserted in key order (no collect-and-sort pass for a few keys).
-            HeldInput::Object(entries) => Value::Object(
-                entries
-                    .iter()
-                    .fold(serde_json::Map::new(), |mut map, (k, v)| {
-                        map.insert(k.clone(), v.clone());
-                        map
-                    }),
-            ),
+            HeldInput::Object(entries) => Value::Object(entries.iter().fold(
+                serde_json::Map::new(),
+                |mut map, (k, v)| {
+                    map.insert(k.clone(), v.clone());
+                    map
+                },
+            )),
             HeldInput::Other(v) => v.clone(),
         }
     }
