@@ -318,3 +318,50 @@ impl PendingStore {
         self.map.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_held_input_gives_back_the_same_value() {
+        for input in [
+            json!({"title": "hi", "tags": ["a", {"b": 1}], "nested": {"z": 1, "a": null}}),
+            json!({}),
+            json!([1, 2]),
+            json!("text"),
+        ] {
+            let mut held = HeldInput::new(input.clone());
+            assert_eq!(held.to_value(), input);
+            assert_eq!(held.to_value(), input, "to_value leaves it in place");
+            assert_eq!(held.take_value(), input);
+            assert_eq!(held.take_value(), Value::Null, "taken once");
+        }
+    }
+
+    #[test]
+    fn an_object_is_held_as_an_exact_slice_of_its_entries() {
+        let held = HeldInput::new(json!({"b": 2, "a": 1}));
+        let HeldInput::Object(entries) = &held else {
+            panic!("an object is held as entries");
+        };
+        let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["a", "b"]);
+    }
+
+    #[test]
+    fn only_an_earlier_expiry_wakes_the_sweeper() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let mut store = PendingStore::default();
+        // Not scheduled (or no timer, as with a clock that reports its jumps): wake.
+        assert!(store.wakes_sweeper(t));
+        store.sweep_at = Some(t);
+        assert!(store.wakes_sweeper(t - Duration::from_secs(1)));
+        assert!(!store.wakes_sweeper(t));
+        assert!(!store.wakes_sweeper(t + Duration::from_secs(1)));
+    }
+}

@@ -243,6 +243,12 @@ mod tests {
     }
 
     #[test]
+    fn delete_is_a_control_character_too() {
+        assert_eq!(render("Send {t}", json!({"t": "a\u{7f}b"})), "Send a b");
+        assert_eq!(one_line("x\u{7f}"), "x ");
+    }
+
+    #[test]
     fn one_line_applies_to_any_text() {
         assert_eq!(one_line("a\nb"), "a b");
         assert_eq!(one_line(&"w".repeat(300)).chars().count(), SUMMARY_MAX);
