@@ -9,14 +9,30 @@
 //! callgrind_annotate /tmp/cg.out | head -40
 //! ```
 //!
-//! Workloads: `register N` (N `ToolSpec::typed` tools into a fresh Toolmark),
+//! Workloads: `register N` (N `ToolSpec::typed` tools built and registered into a
+//! fresh Toolmark; the Toolmark is not dropped, as criterion times no drop),
 //! `specs N` (building the same specs without registering them: the baseline),
 //! `call N` (N `tm.call("math.add", {a, b})` of a `#[tool]` fn),
-//! `invalid N` (N calls of `math.add` whose input has a wrong type: the slow decode).
+//! `invalid N` (N calls of `math.add` whose input has a wrong type: the slow decode),
+//! `confirm N` (N deferred round trips: call → `needs_confirmation` →
+//! `confirm_pending` → run),
+//! `after_change N` (N reads of a 10,000-tool manifest, each after a scope was
+//! hidden and shown again; the tools are registered first, so subtract `after_change
+//! 0`), `json N` (the same, then the manifest's JSON),
+//! and with `--features mcp`, `rmcp_list N` / `rmcp_json N` (N `list_all` of an rmcp
+//! `ToolRouter` holding the same 10,000 tools, and that list as JSON), `rmcp_register N` (the same N typed tools built and
+//! added to an rmcp 3.11 `ToolRouter` the way its `#[tool]` macro does; not dropped).
 
 use serde_json::json;
 use std::hint::black_box;
-use toolmark::{tool, CallOptions, Caller, Effect, ToolError, ToolSpec, Toolmark};
+use toolmark::{
+    tool, CallOptions, Caller, ConfirmRequest, Decision, Effect, ToolError, ToolSpec, Toolmark,
+};
+
+#[cfg(feature = "mcp")]
+#[path = "common/rmcp_side.rs"]
+#[allow(dead_code)]
+mod rmcp_side;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[allow(dead_code)]
@@ -80,6 +96,91 @@ fn calls(n: usize, input: &serde_json::Value) {
     });
 }
 
+fn confirms(n: usize) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let tm = Toolmark::builder()
+            .confirm_handler(|_req: ConfirmRequest| async { Decision::approve() })
+            .build()
+            .unwrap();
+        tm.register(
+            ToolSpec::new("guarded", "Send a message")
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {"title": {"type": "string"}},
+                    "additionalProperties": false
+                }))
+                .effect(Effect::Consequential)
+                .summary("Send \"{title}\"")
+                .handler(|_ctx, input| async move { Ok(input) }),
+            Default::default(),
+        )
+        .unwrap();
+        let input = json!({"title": "Robotics"});
+        for i in 0..10 + n {
+            let out = tm
+                .call(
+                    "guarded",
+                    black_box(input.clone()),
+                    CallOptions::new(Caller::InApp),
+                )
+                .await;
+            let id = out.confirm_id().expect("needs_confirmation").to_owned();
+            let done = black_box(tm.confirm_pending(&id, Decision::approve()).await);
+            assert!(done.is_ok(), "round trip {i} ran");
+        }
+    });
+}
+
+/// The manifest bench's 10,000 dynamic tools, and a scope with one tool to toggle.
+fn manifest_tools() -> (Toolmark, toolmark::Scope) {
+    let tm = Toolmark::builder().build().unwrap();
+    let scope = tm.scope("s");
+    for i in 0..10_000 {
+        scope
+            .register(
+                ToolSpec::new(format!("tool_{i:05}"), "A tool that adds two numbers")
+                    .input_schema(manifest_schema())
+                    .effect(Effect::Read)
+                    .handler(|_ctx, input| async move { Ok(input) }),
+            )
+            .unwrap();
+    }
+    let toggled = tm.scope("other");
+    toggled
+        .register(
+            ToolSpec::new("toggle", "Toggled").handler(|_ctx, input| async move { Ok(input) }),
+        )
+        .unwrap();
+    (tm, toggled)
+}
+
+fn manifest_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"]
+    })
+}
+
+fn after_change(n: usize, as_json: bool) {
+    let (tm, toggled) = manifest_tools();
+    black_box(tm.manifest_shared(Caller::Mcp));
+    for _ in 0..n {
+        toggled.set_when(false);
+        toggled.set_when(true);
+        if as_json {
+            black_box(tm.manifest_json(Caller::Mcp));
+        } else {
+            black_box(tm.manifest_shared(Caller::Mcp));
+        }
+    }
+    std::mem::forget(tm);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -91,14 +192,38 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("register") => {
             let specs = typed_specs(n);
-            black_box(register(specs));
+            std::mem::forget(black_box(register(specs)));
+        }
+        #[cfg(feature = "mcp")]
+        Some("rmcp_register") => {
+            black_box(rmcp_side::register_all(rmcp_side::typed_routes(1)));
+            let routes = rmcp_side::typed_routes(n);
+            std::mem::forget(black_box(rmcp_side::register_all(routes)));
+        }
+        Some("confirm") => confirms(n),
+        Some("after_change") => after_change(n, false),
+        Some("json") => after_change(n, true),
+        #[cfg(feature = "mcp")]
+        Some(w @ ("rmcp_list" | "rmcp_json")) => {
+            let router = rmcp_side::router_with(10_000, &manifest_schema());
+            black_box(router.list_all());
+            for _ in 0..n {
+                let list = router.list_all();
+                if w == "rmcp_json" {
+                    black_box(serde_json::to_vec(&list).unwrap());
+                }
+                black_box(list);
+            }
+            std::mem::forget(router);
         }
         Some("specs") => {
-            black_box(typed_specs(n));
+            std::mem::forget(black_box(typed_specs(n)));
         }
         Some("call") => calls(n, &json!({"a": 2, "b": 40})),
         Some("invalid") => calls(n, &json!({"a": "two", "b": 40})),
         // `cargo bench` runs every bench target: nothing to do without a workload.
-        _ => eprintln!("usage: counts register|specs|call|invalid [N]"),
+        _ => eprintln!(
+            "usage: counts register|specs|call|invalid|confirm|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
+        ),
     }
 }

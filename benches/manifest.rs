@@ -4,13 +4,31 @@
 //! version) — each beside the baseline of cloning the same number of tool names, in
 //! the same run.
 //!
-//! Run with `cargo bench --bench manifest`; divide by the tool count for a per-tool
-//! figure.
+//! With `--features mcp`, rmcp 3.11 in the same run, on a `ToolRouter` holding the
+//! same tools (same names, description, schema and read-only annotation): its
+//! `list_all` (rmcp keeps no cached list: every read, before or after a change, is
+//! this) and `list_all` serialized to JSON.
+//!
+//! Run with `cargo bench --features mcp --bench manifest`; divide by the tool count
+//! for a per-tool figure, and read the Toolmark rows as ratios to the rmcp rows.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use serde_json::json;
 use std::hint::black_box;
 use toolmark::{Caller, Effect, ToolSpec, Toolmark};
+
+#[cfg(feature = "mcp")]
+#[path = "common/rmcp_side.rs"]
+#[allow(dead_code)]
+mod rmcp_side;
+
+fn schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"]
+    })
+}
 
 fn toolmark_with(n: usize) -> Toolmark {
     let tm = Toolmark::builder().build().unwrap();
@@ -19,11 +37,7 @@ fn toolmark_with(n: usize) -> Toolmark {
         scope
             .register(
                 ToolSpec::new(format!("tool_{i:05}"), "A tool that adds two numbers")
-                    .input_schema(json!({
-                        "type": "object",
-                        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                        "required": ["a", "b"]
-                    }))
+                    .input_schema(schema())
                     .effect(Effect::Read)
                     .handler(|_ctx, input| async move { Ok(input) }),
             )
@@ -72,6 +86,17 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("json_cached", n), &n, |b, _| {
             b.iter(|| black_box(tm.manifest_json(Caller::Mcp)))
         });
+        #[cfg(feature = "mcp")]
+        {
+            let router = rmcp_side::router_with(n, &schema());
+            assert_eq!(router.list_all().len(), n);
+            group.bench_with_input(BenchmarkId::new("rmcp_list_all", n), &n, |b, _| {
+                b.iter(|| black_box(router.list_all()))
+            });
+            group.bench_with_input(BenchmarkId::new("rmcp_list_all_json", n), &n, |b, _| {
+                b.iter(|| black_box(serde_json::to_vec(&router.list_all()).unwrap()))
+            });
+        }
     }
     group.finish();
 }

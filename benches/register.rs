@@ -2,12 +2,24 @@
 //! (`ToolSpec::new` with a JSON schema) into a fresh Toolmark, beside the baseline of
 //! building the same specs without registering them, in the same run.
 //!
-//! Run with `cargo bench --bench register`; divide by 10,000 for a per-tool figure.
+//! With `--features mcp`, rmcp 3.11 in the same run: the same 10,000 typed tools
+//! added to a `ToolRouter` as its `#[tool]` macro builds them (`rmcp_add`: prebuilt
+//! routes added, beside `typed`; `rmcp_build_and_add`: routes built and added,
+//! beside `typed_build_and_register`).
+//!
+//! Run with `cargo bench --features mcp --bench register`; divide by 10,000 for a
+//! per-tool figure, and read the Toolmark rows as ratios to their rmcp rows. Drops
+//! are not timed (criterion drops the outputs after the clock stops).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use serde_json::json;
 use std::hint::black_box;
 use toolmark::{Effect, ToolError, ToolSpec, Toolmark};
+
+#[cfg(feature = "mcp")]
+#[path = "common/rmcp_side.rs"]
+#[allow(dead_code)]
+mod rmcp_side;
 
 const N: usize = 10_000;
 
@@ -67,6 +79,30 @@ fn bench(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
+    group.bench_function("typed_build_and_register", |b| {
+        b.iter_batched(
+            || (),
+            |()| black_box(register_all(typed_specs())),
+            BatchSize::PerIteration,
+        )
+    });
+    #[cfg(feature = "mcp")]
+    {
+        group.bench_function("rmcp_add", |b| {
+            b.iter_batched(
+                || rmcp_side::typed_routes(N),
+                |r| black_box(rmcp_side::register_all(r)),
+                BatchSize::PerIteration,
+            )
+        });
+        group.bench_function("rmcp_build_and_add", |b| {
+            b.iter_batched(
+                || (),
+                |()| black_box(rmcp_side::register_all(rmcp_side::typed_routes(N))),
+                BatchSize::PerIteration,
+            )
+        });
+    }
     group.bench_function("dynamic", |b| {
         b.iter_batched(
             dynamic_specs,

@@ -1,7 +1,8 @@
 //! Bytes held per registered tool and per pending deferred confirmation, counted by
 //! dhat's allocator (live heap bytes after minus before, divided by the count).
 //!
-//! `cargo test --test memory -- --nocapture` prints the figures. The assertions are
+//! `cargo test --test memory -- --nocapture` prints the figures (and the bytes a
+//! burst of answered confirmations leaves behind). The assertions are
 //! ceilings that catch a regression, not goals: the figures and the goals are in
 //! BENCHMARKS.md.
 
@@ -96,6 +97,41 @@ fn bytes_per_pending_confirmation(rt: &tokio::runtime::Runtime) -> usize {
     })
 }
 
+/// Live bytes left behind by `N` deferred confirmations opened and then answered
+/// (rejected): what the store keeps once a burst is over.
+fn bytes_left_after_answering(rt: &tokio::runtime::Runtime) -> usize {
+    rt.block_on(async {
+        let tm = Toolmark::builder().max_pending(N + 10).build().unwrap();
+        tm.register(
+            ToolSpec::new("send", "Send")
+                .effect(Effect::Consequential)
+                .handler(|_ctx, input| async move { Ok(input) }),
+            Default::default(),
+        )
+        .unwrap();
+        let ask = || tm.call("send", json!({}), CallOptions::new(Caller::InApp));
+        // Warm up: the store's tables exist and a confirmation was answered.
+        let warm = ask().await;
+        let id = warm.confirm_id().unwrap().to_owned();
+        assert!(!tm
+            .confirm_pending(&id, toolmark::Decision::reject())
+            .await
+            .is_ok());
+        let before = live_bytes();
+        let mut ids = Vec::with_capacity(N);
+        for _ in 0..N {
+            ids.push(ask().await.confirm_id().unwrap().to_owned());
+        }
+        for id in &ids {
+            let out = tm.confirm_pending(id, toolmark::Decision::reject()).await;
+            assert!(!out.is_ok());
+        }
+        drop(ids);
+        assert!(tm.pending_confirmations().is_empty());
+        live_bytes().saturating_sub(before)
+    })
+}
+
 #[test]
 fn bytes_per_tool_and_per_pending_confirmation() {
     let _profiler = dhat::Profiler::builder().testing().build();
@@ -105,13 +141,22 @@ fn bytes_per_tool_and_per_pending_confirmation() {
         .unwrap();
     let tool = bytes_per_typed_tool();
     let pending = bytes_per_pending_confirmation(&rt);
+    let left = bytes_left_after_answering(&rt);
     println!("bytes per registered typed tool: {tool}");
     println!("bytes per pending deferred confirmation: {pending}");
-    // Bounds a little above today's figures (780 B and 1,434 B): a regression that
-    // keeps the input twice (2,728 B before) fails here.
-    assert!(tool > 0 && tool < 1_024, "{tool} B per typed tool");
+    println!("bytes left after {N} confirmations were answered: {left}");
+    // Bounds a little above today's figures (608 B and 503 B): a regression that
+    // keeps the input twice, or its object's whole map node, or a record unboxed in
+    // the id table (1,434 B before), fails here.
+    assert!(tool > 0 && tool < 700, "{tool} B per typed tool");
     assert!(
-        pending > 0 && pending < 2_048,
+        pending > 0 && pending < 600,
         "{pending} B per pending confirmation"
+    );
+    // The id table shrinks once a burst is answered (it held ~100 KB for 2,000
+    // confirmations when it never shrank).
+    assert!(
+        left < 8 * N,
+        "{left} B left after answering {N} confirmations"
     );
 }

@@ -180,7 +180,12 @@ impl ScopeNode {
         if self.prefix.is_empty() {
             name.to_owned()
         } else {
-            format!("{}.{name}", self.prefix)
+            // Sized once (`format!` costs a formatter pass per registration).
+            let mut full = String::with_capacity(self.prefix.len() + 1 + name.len());
+            full.push_str(&self.prefix);
+            full.push('.');
+            full.push_str(name);
+            full
         }
     }
 

@@ -670,13 +670,16 @@ impl Inner {
     pub(crate) fn insert(&self, entries: Vec<ToolEntry>) -> Result<(), Vec<RegisterError>> {
         let mut registry = self.write_registry();
         let mut errors = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        // Duplicates within the batch (one entry, the common case, has none).
+        let mut seen: std::collections::HashSet<&str, rustc_hash::FxBuildHasher> =
+            Default::default();
+        let batch = entries.len() > 1;
         for e in &entries {
             if e.scope.is_disposed() {
                 errors.push(RegisterError::ScopeDisposed {
                     scope: e.scope.path.clone(),
                 });
-            } else if registry.contains_key(&e.name) || !seen.insert(Arc::clone(&e.name)) {
+            } else if registry.contains_key(&e.name) || (batch && !seen.insert(&e.name)) {
                 errors.push(RegisterError::DuplicateTool {
                     name: e.name.to_string(),
                 });
@@ -684,6 +687,7 @@ impl Inner {
                 errors.push(err);
             }
         }
+        drop(seen);
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -874,7 +878,17 @@ impl Inner {
     }
 
     pub(crate) fn send_bridge(&self, msg: BridgeMessage) {
+        self.send_bridge_with(|| msg);
+    }
+
+    /// [`send_bridge`](Self::send_bridge), the message built only when a bridge is
+    /// open.
+    pub(crate) fn send_bridge_with(&self, make: impl FnOnce() -> BridgeMessage) {
         let mut subs = lock(&self.bridge);
+        if subs.is_empty() {
+            return;
+        }
+        let msg = make();
         subs.retain(|tx| tx.send(msg.clone()));
     }
 
@@ -889,10 +903,15 @@ impl Inner {
             Some(n) => PerCaller::Hard(n),
             None => PerCaller::Share(DEFAULT_PENDING_SHARE),
         };
-        let evicted = lock(&self.pending).insert(p, self.config.max_pending, per_caller);
+        let expires_at = p.expires_at;
+        let (evicted, wake) = {
+            let mut pending = lock(&self.pending);
+            let wake = pending.wakes_sweeper(expires_at);
+            (pending.insert(p, self.config.max_pending, per_caller), wake)
+        };
         for (old, cap) in evicted {
             self.emit(|| Event::ConfirmationEvicted {
-                confirm_id: old.id.clone(),
+                confirm_id: old.id.to_string(),
                 tool: old.entry.name.to_string(),
                 caller: old.caller,
                 reason: match cap {
@@ -903,7 +922,9 @@ impl Inner {
             self.drop_pending(old, DropReason::Expired);
         }
         self.start_sweeper();
-        self.sweeper_wake.notify_one();
+        if wake {
+            self.sweeper_wake.notify_one();
+        }
     }
 
     pub(crate) fn next_pending_seq(&self) -> u64 {
@@ -926,13 +947,13 @@ impl Inner {
         match reason {
             DropReason::Expired | DropReason::Shutdown => {
                 self.emit(|| Event::ConfirmationExpired {
-                    confirm_id: p.id.clone(),
+                    confirm_id: p.id.to_string(),
                     tool: tool.clone(),
                 })
             }
             DropReason::ScopeDisposed | DropReason::Cancelled => {
                 self.emit(|| Event::ConfirmationDropped {
-                    confirm_id: p.id.clone(),
+                    confirm_id: p.id.to_string(),
                     tool: tool.clone(),
                     reason: if reason == DropReason::Cancelled {
                         "cancelled"
@@ -949,8 +970,8 @@ impl Inner {
                 }
             }
             PendingKind::Deferred { .. } => {
-                self.send_bridge(BridgeMessage::Confirmed {
-                    confirm_id: p.id,
+                self.send_bridge_with(|| BridgeMessage::Confirmed {
+                    confirm_id: p.id.to_string(),
                     tool,
                     outcome: Outcome::Refused(drop_refusal(reason)),
                 });
@@ -1009,7 +1030,13 @@ async fn sweeper(
         let wait = {
             let Some(inner) = weak.upgrade() else { return };
             inner.sweep_now();
-            let next = lock(&inner.pending).next_expiry();
+            let mut pending = lock(&inner.pending);
+            let next = pending.next_expiry();
+            // Recorded under the lock the inserts take: one expiring before it
+            // wakes this loop (a clock that reports its jumps wakes it on every
+            // insert, as there is no timer then).
+            pending.sweep_at = if clock_changes.is_some() { None } else { next };
+            drop(pending);
             match (&clock_changes, next) {
                 (None, Some(at)) => Some(at.duration_since(inner.now()).unwrap_or_default()),
                 _ => None,

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::policy::{Answer, Approver, AskCtx};
 use super::remember::{person_check, remember};
-use super::store::{DropReason, Pending, PendingKind};
+use super::store::{DropReason, HeldInput, Pending, PendingKind};
 use super::{
     diff_paths, new_confirm_id, Ask, ConfirmHandler, ConfirmRequest, ConfirmResult, Decision,
 };
@@ -54,7 +54,8 @@ fn open(
     mode: ConfirmMode,
     summary: String,
     changes: Vec<super::Change>,
-    redacted_input: Value,
+    // `None`: a deferred input with nothing to redact, shown as is (kept once).
+    redacted_input: Option<Value>,
     kind: PendingKind,
     ask: AskCtx,
 ) -> Opened {
@@ -66,16 +67,17 @@ fn open(
         caller,
         mode,
         summary: summary.clone(),
-        input: redacted_input.clone(),
+        input: match (&redacted_input, &kind) {
+            (Some(shown), _) => shown.clone(),
+            (None, PendingKind::Deferred { input, .. }) => input.to_value(),
+            (None, PendingKind::Inline { .. }) => Value::Null,
+        },
         expires_at,
     });
-    // A deferred input with nothing to redact shows as is: kept once.
-    let redacted_input = (entry.has_sensitive() || !matches!(kind, PendingKind::Deferred { .. }))
-        .then_some(redacted_input);
     let seq = inner.next_pending_seq();
     inner.insert_pending(Pending {
         seq,
-        id: id.clone(),
+        id: Arc::from(id.as_str()),
         entry: Arc::clone(entry),
         caller,
         summary: summary.clone(),
@@ -145,7 +147,8 @@ pub(crate) fn defer(
     ask: AskCtx,
 ) -> Outcome {
     let matcher = entry.matcher();
-    let redacted = matcher.redact(&input);
+    // Nothing to redact: the input itself is what an approver sees.
+    let redacted = (!matcher.is_empty()).then(|| matcher.redact(&input));
     let summary = entry.summary_for(&input, &matcher);
     let changes = entry.changes_for(&input, &matcher);
     let stale = entry.stale_check.as_ref().map(|f| f.start());
@@ -158,7 +161,7 @@ pub(crate) fn defer(
         changes.clone(),
         redacted,
         PendingKind::Deferred {
-            input,
+            input: HeldInput::new(input),
             // A dynamic tool's decoded value is a copy of the input: not kept twice.
             decoded_is_input: decoded.is::<Value>(),
             decoded: (!decoded.is::<Value>()).then_some(decoded),
@@ -229,7 +232,7 @@ impl Toolmark {
             return Outcome::Refused(hidden_refusal(&entry));
         }
         let bridge = |outcome: &Outcome| {
-            inner.send_bridge(BridgeMessage::Confirmed {
+            inner.send_bridge_with(|| BridgeMessage::Confirmed {
                 confirm_id: confirm_id.to_owned(),
                 tool: entry.name.to_string(),
                 outcome: outcome.clone(),
@@ -279,19 +282,19 @@ impl Toolmark {
         }
         let (run_input, run_decoded, edited) = match decision.input.clone() {
             None => match decoded.take() {
-                Some(d) => (std::mem::take(input), d, Vec::new()),
+                Some(d) => (input.take_value(), d, Vec::new()),
                 None if *decoded_is_input => {
-                    let v = std::mem::take(input);
-                    (v.clone(), Box::new(v) as Decoded, Vec::new())
+                    let v = input.to_value();
+                    (v, Box::new(input.take_value()) as Decoded, Vec::new())
                 }
-                None => match inner.validate(&entry, input.clone()) {
+                None => match inner.validate(&entry, input.to_value()) {
                     Ok((v, d)) => (v, d, Vec::new()),
                     Err(r) => return r.into(),
                 },
             },
-            Some(edited) => match restore_and_validate(inner, &entry, input, edited) {
+            Some(edited) => match restore_and_validate(inner, &entry, &input.to_value(), edited) {
                 Ok((v, d)) => {
-                    let paths = diff_paths(input, &v);
+                    let paths = diff_paths(&input.to_value(), &v);
                     (v, d, paths)
                 }
                 Err(issues) => {
@@ -390,7 +393,7 @@ pub(crate) async fn inline_confirm(
         ConfirmMode::Inline,
         summary,
         changes.clone(),
-        redacted.clone(),
+        Some(redacted.clone()),
         PendingKind::Inline {
             wake: Some(wake_tx),
         },
@@ -581,7 +584,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
         ConfirmMode::Inline,
         summary,
         changes.clone(),
-        redacted.clone(),
+        Some(redacted.clone()),
         PendingKind::Inline {
             wake: Some(wake_tx),
         },

@@ -24,10 +24,63 @@ pub(crate) enum DropReason {
 
 pub(crate) type StaleFn = Box<dyn Fn() -> Result<(), Refusal> + Send + Sync>;
 
+/// A deferred call's input while it waits. A JSON object's map allocates a whole
+/// B-tree node (about 630 B) however few keys it has: the top-level entries are
+/// kept as one exact-size slice instead, and the object is rebuilt on approval.
+pub(crate) enum HeldInput {
+    /// A top-level object's entries, in key order.
+    Object(Box<[(String, Value)]>),
+    /// Any other value, as it is.
+    Other(Value),
+}
+
+impl HeldInput {
+    pub(crate) fn new(input: Value) -> HeldInput {
+        match input {
+            Value::Object(map) => {
+                // Exact size: no spare capacity to give back.
+                let mut entries = Vec::with_capacity(map.len());
+                entries.extend(map);
+                HeldInput::Object(entries.into_boxed_slice())
+            }
+            other => HeldInput::Other(other),
+        }
+    }
+
+    /// The input, rebuilt.
+    pub(crate) fn to_value(&self) -> Value {
+        match self {
+            // Inserted in key order (no collect-and-sort pass for a few keys).
+            HeldInput::Object(entries) => Value::Object(entries.iter().fold(
+                serde_json::Map::new(),
+                |mut map, (k, v)| {
+                    map.insert(k.clone(), v.clone());
+                    map
+                },
+            )),
+            HeldInput::Other(v) => v.clone(),
+        }
+    }
+
+    /// The input, moved out (`null` is left behind).
+    pub(crate) fn take_value(&mut self) -> Value {
+        match std::mem::replace(self, HeldInput::Other(Value::Null)) {
+            HeldInput::Object(entries) => Value::Object(entries.into_vec().into_iter().fold(
+                serde_json::Map::new(),
+                |mut map, (k, v)| {
+                    map.insert(k, v);
+                    map
+                },
+            )),
+            HeldInput::Other(v) => v,
+        }
+    }
+}
+
 pub(crate) enum PendingKind {
     /// Waiting for `confirm_pending`: holds the real input and its decoded value.
     Deferred {
-        input: Value,
+        input: HeldInput,
         /// `None` with `decoded_is_input`: the decoded value is the JSON input
         /// itself (a dynamic tool), kept once.
         decoded: Option<Decoded>,
@@ -43,7 +96,8 @@ pub(crate) enum PendingKind {
 
 pub(crate) struct Pending {
     pub(crate) seq: u64,
-    pub(crate) id: String,
+    /// Shared with the store's two indexes (held once).
+    pub(crate) id: Arc<str>,
     pub(crate) entry: Arc<ToolEntry>,
     pub(crate) caller: Caller,
     pub(crate) summary: String,
@@ -65,14 +119,14 @@ impl Pending {
 
     pub(crate) fn info(&self) -> PendingConfirmation {
         PendingConfirmation {
-            confirm_id: self.id.clone(),
+            confirm_id: self.id.to_string(),
             tool: self.entry.name.to_string(),
             caller: self.caller,
             summary: self.summary.clone(),
             changes: self.changes.clone(),
             input: match (&self.redacted_input, &self.kind) {
                 (Some(shown), _) => shown.clone(),
-                (None, PendingKind::Deferred { input, .. }) => input.clone(),
+                (None, PendingKind::Deferred { input, .. }) => input.to_value(),
                 (None, PendingKind::Inline { .. }) => Value::Null,
             },
             expires_at: self.expires_at,
@@ -80,14 +134,22 @@ impl Pending {
     }
 }
 
+/// Id → confirmation. Fx hashing: the ids are random and made here, so lookups of
+/// caller-given ids only probe and cannot degrade the table. Boxed: the table
+/// keeps spare buckets, each a pointer rather than a whole record.
+type PendingMap = HashMap<Arc<str>, Box<Pending>, rustc_hash::FxBuildHasher>;
+
 #[derive(Default)]
 pub(crate) struct PendingStore {
-    map: HashMap<String, Pending>,
+    map: PendingMap,
     /// seq → id, oldest first.
-    order: BTreeMap<u64, String>,
+    order: BTreeMap<u64, Arc<str>>,
     /// Per caller (indexed by `Caller as usize`): that caller's seqs, oldest first.
     by_caller: [BTreeSet<u64>; 6],
     seq: u64,
+    /// When the sweeper wakes next (`None`: only when woken). An insert expiring
+    /// earlier wakes it; later ones do not (it would only sleep again).
+    pub(crate) sweep_at: Option<SystemTime>,
 }
 
 /// How many confirmations one caller may hold.
@@ -166,7 +228,21 @@ impl PendingStore {
         evicted
     }
 
-    fn oldest_of(&self, caller: usize) -> Option<String> {
+    /// Whether an insert expiring at `at` must wake the sweeper (it sleeps past it).
+    pub(crate) fn wakes_sweeper(&self, at: SystemTime) -> bool {
+        self.sweep_at.is_none_or(|next| at < next)
+    }
+
+    /// Give back the table's memory once most of it is empty (after a burst of
+    /// confirmations was answered): it never holds more than four times its
+    /// entries, and shrinking at a quarter keeps the cost amortized.
+    fn shrink(&mut self) {
+        if self.map.capacity() > 64 && self.map.len() < self.map.capacity() / 4 {
+            self.map.shrink_to(self.map.len() * 2);
+        }
+    }
+
+    fn oldest_of(&self, caller: usize) -> Option<Arc<str>> {
         let seq = self.by_caller[caller].first()?;
         self.order.get(seq).cloned()
     }
@@ -174,22 +250,23 @@ impl PendingStore {
     /// Put back a confirmation taken for an approval that was refused (its place
     /// in the expiry order is kept).
     pub(crate) fn reinsert(&mut self, p: Pending) {
-        self.order.insert(p.seq, p.id.clone());
+        self.order.insert(p.seq, Arc::clone(&p.id));
         self.by_caller[p.caller as usize].insert(p.seq);
-        self.map.insert(p.id.clone(), p);
+        self.map.insert(Arc::clone(&p.id), Box::new(p));
     }
 
     /// Take `id` out (single use).
     pub(crate) fn take(&mut self, id: &str) -> Option<Pending> {
-        let p = self.map.remove(id)?;
+        let p = *self.map.remove(id)?;
         self.order.remove(&p.seq);
         self.by_caller[p.caller as usize].remove(&p.seq);
+        self.shrink();
         Some(p)
     }
 
     /// Take `id` out only if it is deferred.
     pub(crate) fn take_deferred(&mut self, id: &str) -> Option<Pending> {
-        if self.map.get(id).is_some_and(Pending::is_deferred) {
+        if self.map.get(id).is_some_and(|p| p.is_deferred()) {
             self.take(id)
         } else {
             None
@@ -202,22 +279,22 @@ impl PendingStore {
 
     /// Take out every confirmation that has expired at `now`.
     pub(crate) fn take_expired(&mut self, now: SystemTime) -> Vec<Pending> {
-        let ids: Vec<String> = self
+        let ids: Vec<Arc<str>> = self
             .map
             .values()
             .filter(|p| now >= p.expires_at)
-            .map(|p| p.id.clone())
+            .map(|p| Arc::clone(&p.id))
             .collect();
         ids.iter().filter_map(|id| self.take(id)).collect()
     }
 
     /// Take out every confirmation `pred` selects.
     pub(crate) fn take_where(&mut self, pred: impl Fn(&Pending) -> bool) -> Vec<Pending> {
-        let ids: Vec<String> = self
+        let ids: Vec<Arc<str>> = self
             .map
             .values()
             .filter(|p| pred(p))
-            .map(|p| p.id.clone())
+            .map(|p| Arc::clone(&p.id))
             .collect();
         ids.iter().filter_map(|id| self.take(id)).collect()
     }
@@ -233,11 +310,58 @@ impl PendingStore {
             .values()
             .filter_map(|id| self.map.get(id))
             .filter(|p| p.is_deferred())
-            .map(Pending::info)
+            .map(|p| p.info())
             .collect()
     }
 
     pub(crate) fn len(&self) -> usize {
         self.map.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_held_input_gives_back_the_same_value() {
+        for input in [
+            json!({"title": "hi", "tags": ["a", {"b": 1}], "nested": {"z": 1, "a": null}}),
+            json!({}),
+            json!([1, 2]),
+            json!("text"),
+        ] {
+            let mut held = HeldInput::new(input.clone());
+            assert_eq!(held.to_value(), input);
+            assert_eq!(held.to_value(), input, "to_value leaves it in place");
+            assert_eq!(held.take_value(), input);
+            assert_eq!(held.take_value(), Value::Null, "taken once");
+        }
+    }
+
+    #[test]
+    fn an_object_is_held_as_an_exact_slice_of_its_entries() {
+        let held = HeldInput::new(json!({"b": 2, "a": 1}));
+        let HeldInput::Object(entries) = &held else {
+            panic!("an object is held as entries");
+        };
+        let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["a", "b"]);
+    }
+
+    #[test]
+    fn only_an_earlier_expiry_wakes_the_sweeper() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let mut store = PendingStore::default();
+        // Not scheduled (or no timer, as with a clock that reports its jumps): wake.
+        assert!(store.wakes_sweeper(t));
+        store.sweep_at = Some(t);
+        assert!(store.wakes_sweeper(t - Duration::from_secs(1)));
+        assert!(!store.wakes_sweeper(t));
+        assert!(!store.wakes_sweeper(t + Duration::from_secs(1)));
     }
 }

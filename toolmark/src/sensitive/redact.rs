@@ -228,7 +228,10 @@ impl Matcher {
 
     /// Nothing is sensitive.
     pub(crate) fn none() -> Matcher {
-        Matcher::new(Vec::new())
+        // One shared allocation for every tool without sensitive paths.
+        static NONE: std::sync::LazyLock<Matcher> =
+            std::sync::LazyLock::new(|| Matcher::new(Vec::new()));
+        NONE.clone()
     }
 
     /// The list of sensitive paths could not be read: the whole input is sensitive.

@@ -201,13 +201,13 @@ pub(crate) fn prepare(
             };
             let resolved =
                 sensitive::resolve_all(&paths, &raw_schema, default).map_err(invalid_path)?;
-            (
-                EntrySensitive::Static(Matcher::with_names(
-                    resolved.clone(),
-                    sensitive::declared_names(&raw_schema),
-                )),
-                resolved,
-            )
+            // Without paths the declared names are never read: no schema walk.
+            let matcher = if resolved.is_empty() {
+                Matcher::none()
+            } else {
+                Matcher::with_names(resolved.clone(), sensitive::declared_names(&raw_schema))
+            };
+            (EntrySensitive::Static(matcher), resolved)
         }
         SensitiveSource::Dynamic(paths) => {
             // Read once now to check and mark them; a failure here is tolerated

@@ -1,8 +1,6 @@
 //! Confirmation summary templates: `"Create challenge \"{title}\""`, and the
 //! rules that keep a summary one short line whatever an agent puts in it.
 
-use std::fmt::Write as _;
-
 use serde_json::Value;
 
 use crate::sensitive::{Matcher, REDACTED};
@@ -97,10 +95,8 @@ impl Template {
     /// the summary at most [`SUMMARY_MAX`] (a cut ends in `…`); control and bidi
     /// characters become spaces (see [`one_line`]).
     pub(crate) fn render(&self, input: &Value, matcher: &Matcher) -> String {
-        let mut out = String::new();
-        let push_value = |out: &mut String, s: &str| {
-            let _ = write!(out, "{}", Capped(s, PLACEHOLDER_MAX));
-        };
+        let mut out = String::with_capacity(64);
+        let push_value = |out: &mut String, s: &str| push_capped(out, s, PLACEHOLDER_MAX);
         for part in &self.parts {
             match part {
                 Part::Lit(s) => out.push_str(s),
@@ -128,7 +124,11 @@ impl Template {
                 }
             }
         }
-        one_line(&out)
+        if is_plain(&out, SUMMARY_MAX) {
+            out
+        } else {
+            one_line(&out)
+        }
     }
 }
 
@@ -142,25 +142,33 @@ pub(crate) const SUMMARY_MAX: usize = 200;
 /// spaces, and a text over [`SUMMARY_MAX`] characters is cut, ending in `…`. Used
 /// for every summary an approver sees: templates and `ctx.confirm`'s own.
 pub(crate) fn one_line(s: &str) -> String {
-    Capped(s, SUMMARY_MAX).to_string()
+    let mut out = String::with_capacity(s.len().min(4 * SUMMARY_MAX));
+    push_capped(&mut out, s, SUMMARY_MAX);
+    out
 }
 
-/// Displays its text sanitized and cut to at most `.1` characters (the last one
-/// `…` when cut), never splitting a character.
-struct Capped<'a>(&'a str, usize);
+/// Printable ASCII of at most `max` bytes: shown exactly as it is (the common case,
+/// copied in one go).
+fn is_plain(s: &str, max: usize) -> bool {
+    s.len() <= max && s.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
 
-impl std::fmt::Display for Capped<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Capped(s, max) = *self;
-        let cut = s.chars().nth(max).is_some();
-        let keep = if cut { max.saturating_sub(1) } else { max };
-        for c in s.chars().take(keep) {
-            f.write_char(if is_unsafe(c) { ' ' } else { c })?;
-        }
-        if cut {
-            f.write_char('…')?;
-        }
-        Ok(())
+/// Push `s` sanitized and cut to at most `max` characters (the last one `…` when
+/// cut), never splitting a character.
+fn push_capped(out: &mut String, s: &str, max: usize) {
+    if is_plain(s, max) {
+        out.push_str(s);
+        return;
+    }
+    let cut = s.chars().nth(max).is_some();
+    let keep = if cut { max.saturating_sub(1) } else { max };
+    out.extend(
+        s.chars()
+            .take(keep)
+            .map(|c| if is_unsafe(c) { ' ' } else { c }),
+    );
+    if cut {
+        out.push('…');
     }
 }
 
@@ -232,6 +240,12 @@ mod tests {
             ),
             "Create challenge \"Robotics — día 1\" (30 days)"
         );
+    }
+
+    #[test]
+    fn delete_is_a_control_character_too() {
+        assert_eq!(render("Send {t}", json!({"t": "a\u{7f}b"})), "Send a b");
+        assert_eq!(one_line("x\u{7f}"), "x ");
     }
 
     #[test]
