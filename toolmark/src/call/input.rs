@@ -49,14 +49,8 @@ pub(crate) fn decode_typed<T: DeserializeOwned>(
 ) -> Result<T, Vec<Issue>> {
     let tracker = track::Tracker::new(!allow_unknown);
     match T::deserialize(track::Tracked::root(input, &tracker)) {
-        Ok(value) => {
-            let unknown = tracker.issues(None);
-            if unknown.is_empty() {
-                Ok(value)
-            } else {
-                Err(unknown)
-            }
-        }
+        Ok(value) if tracker.found_nothing() => Ok(value),
+        Ok(_) => Err(tracker.issues(None)),
         Err(e) => Err(tracker.issues(Some(e))),
     }
 }

@@ -43,6 +43,12 @@ impl Tracker {
         }
     }
 
+    /// No unknown field was found (so a decode that succeeded stands).
+    #[inline]
+    pub(crate) fn found_nothing(&self) -> bool {
+        self.unknown.borrow().is_empty()
+    }
+
     /// The issues of a decode that ended with `error` (`None`: it succeeded): the
     /// failure first, then the unknown fields met before it, in input order. Empty:
     /// the decoded value stands.
@@ -98,26 +104,21 @@ struct Seen {
     direct: bool,
     /// So, or through a newtype or an enum.
     any: bool,
-    /// Seen as this integer: the path names the key by the number (`7` for `"07"`).
-    int: Option<Int>,
-}
-
-#[derive(Clone, Copy)]
-enum Int {
-    Signed(i128),
-    Unsigned(u128),
+    /// Seen as an integer: the path names the key by the number, as the wrappers
+    /// did (`0` for `"-0"`).
+    int: bool,
 }
 
 impl Seen {
     const BOTH: Seen = Seen {
         direct: true,
         any: true,
-        int: None,
+        int: false,
     };
     const NONE: Seen = Seen {
         direct: false,
         any: false,
-        int: None,
+        int: false,
     };
 
     fn counts(self, purpose: Purpose) -> bool {
@@ -162,10 +163,10 @@ impl Frame<'_> {
                 }
                 Frame::Map { parent, key, seen } => {
                     if seen.counts(purpose) {
-                        parts.push(match seen.int {
-                            Some(Int::Signed(i)) => i.to_string().into(),
-                            Some(Int::Unsigned(u)) => u.to_string().into(),
-                            None => (*key).into(),
+                        parts.push(if seen.int {
+                            int_key(key).into()
+                        } else {
+                            (*key).into()
                         });
                     }
                     frame = parent;
@@ -180,6 +181,23 @@ impl Frame<'_> {
         }
         parts.reverse();
         parts.join(".")
+    }
+}
+
+/// A key serde_json's parser read as an integer (its leading `-?[0-9]+`; anything
+/// after it was refused), written as that integer.
+fn int_key(key: &str) -> String {
+    let sign = usize::from(key.starts_with('-'));
+    let end = sign
+        + key[sign..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+    let digits = &key[..end];
+    match (digits.parse::<u128>(), digits.parse::<i128>()) {
+        (Ok(u), _) => u.to_string(),
+        (_, Ok(i)) => i.to_string(),
+        _ => key.to_owned(),
     }
 }
 
@@ -838,7 +856,7 @@ impl<'de> Deserializer<'de> for KeyDe<'_, 'de> {
             as_: Seen {
                 direct: false,
                 any: self.as_.any,
-                int: None,
+                int: false,
             },
             ..self
         })
@@ -872,22 +890,22 @@ struct SeeKey<'a, V> {
 }
 
 impl<V> SeeKey<'_, V> {
-    fn saw(&self, int: Option<Int>) {
+    fn saw(&self, int: bool) {
         let s = self.seen.get();
         if self.as_.any {
             self.seen.set(Seen {
                 direct: s.direct | self.as_.direct,
                 any: true,
-                int: int.or(s.int),
+                int: int | s.int,
             });
         }
     }
 }
 
 macro_rules! see_int {
-    ($($method:ident: $ty:ty => $int:ident,)*) => {$(
+    ($($method:ident: $ty:ty,)*) => {$(
         fn $method<E: de::Error>(self, v: $ty) -> Result<Self::Value, E> {
-            self.saw(Some(Int::$int(v.into())));
+            self.saw(true);
             self.visitor.$method(v)
         }
     )*};
@@ -901,14 +919,12 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for SeeKey<'_, V> {
     }
 
     see_int! {
-        visit_i8: i8 => Signed, visit_i16: i16 => Signed, visit_i32: i32 => Signed,
-        visit_i64: i64 => Signed, visit_i128: i128 => Signed, visit_u8: u8 => Unsigned,
-        visit_u16: u16 => Unsigned, visit_u32: u32 => Unsigned, visit_u64: u64 => Unsigned,
-        visit_u128: u128 => Unsigned,
+        visit_i8: i8, visit_i16: i16, visit_i32: i32, visit_i64: i64, visit_i128: i128,
+        visit_u8: u8, visit_u16: u16, visit_u32: u32, visit_u64: u64, visit_u128: u128,
     }
 
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        self.saw(None);
+        self.saw(false);
         self.visitor.visit_bool(v)
     }
 
@@ -921,17 +937,17 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for SeeKey<'_, V> {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        self.saw(None);
+        self.saw(false);
         self.visitor.visit_str(v)
     }
 
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        self.saw(None);
+        self.saw(false);
         self.visitor.visit_borrowed_str(v)
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        self.saw(None);
+        self.saw(false);
         self.visitor.visit_string(v)
     }
 }
