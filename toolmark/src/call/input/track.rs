@@ -188,11 +188,7 @@ impl Frame<'_> {
 /// after it was refused), written as that integer.
 fn int_key(key: &str) -> String {
     let sign = usize::from(key.starts_with('-'));
-    let end = sign
-        + key[sign..]
-            .bytes()
-            .take_while(u8::is_ascii_digit)
-            .count();
+    let end = sign + key[sign..].bytes().take_while(u8::is_ascii_digit).count();
     let digits = &key[..end];
     match (digits.parse::<u128>(), digits.parse::<i128>()) {
         (Ok(u), _) => u.to_string(),
@@ -453,11 +449,10 @@ fn seq<'de, V: Visitor<'de>>(
         frame,
         tracker,
     };
-    let value = visitor.visit_seq(&mut access)?;
-    if access.items.len() == 0 {
-        Ok(value)
-    } else {
-        Err(fewer(items.len(), "fewer elements in array"))
+    match visitor.visit_seq(&mut access) {
+        Ok(value) if access.items.len() == 0 => Ok(value),
+        Ok(_) => Err(fewer(items.len(), "fewer elements in array")),
+        Err(e) => Err(e),
     }
 }
 
@@ -474,11 +469,10 @@ fn map<'de, V: Visitor<'de>>(
         frame,
         tracker,
     };
-    let value = visitor.visit_map(&mut access)?;
-    if access.entries.len() == 0 {
-        Ok(value)
-    } else {
-        Err(fewer(entries.len(), "fewer elements in map"))
+    match visitor.visit_map(&mut access) {
+        Ok(value) if access.entries.len() == 0 => Ok(value),
+        Ok(_) => Err(fewer(entries.len(), "fewer elements in map")),
+        Err(e) => Err(e),
     }
 }
 
