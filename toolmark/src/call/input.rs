@@ -670,7 +670,7 @@ mod tests {
         /// bytes in JSON).
         #[derive(Debug)]
         #[allow(dead_code)]
-        pub struct Bytes(pub Vec<u8>);
+        pub(super) struct Bytes(pub(super) Vec<u8>);
 
         impl<'de> serde::Deserialize<'de> for Bytes {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
