@@ -11,7 +11,8 @@
 # compile).
 #
 # Usage: benches/compile_time.sh [--rmcp] [N]      (N tools, default 200)
-# COMPILE_TIME_TARGET=dir keeps the dependencies' build in dir between runs.
+# COMPILE_TIME_TARGET=dir keeps the dependencies' build in dir between runs;
+# COMPILE_TIME_WORK=dir keeps the generated crates in dir (to profile them).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 with_rmcp=0
@@ -22,8 +23,13 @@ for arg in "$@"; do
     *) n=$arg ;;
   esac
 done
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "${COMPILE_TIME_WORK:-}" ]; then
+  work=$COMPILE_TIME_WORK # kept: the generated crates, to profile them afterwards
+  mkdir -p "$work"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
 export CARGO_TARGET_DIR="${COMPILE_TIME_TARGET:-$work/target}" CARGO_INCREMENTAL=0
 
 manifest() { # name, extra dependencies
@@ -88,7 +94,9 @@ gen_rmcp() {
       echo "#[derive(serde::Deserialize, schemars::JsonSchema)] pub struct In$i { pub name: String, pub count: u32, pub tags: Vec<String> }"
     done
     echo '#[derive(Clone)] pub struct Server { pub tool_router: ToolRouter<Self> }'
-    echo '#[tool_router] impl Server {'
+    # `vis = "pub"`: the router is reachable, as in any server (which builds it in
+    # its constructor), so its routes (the per-tool decode and call glue) are compiled.
+    echo '#[tool_router(vis = "pub")] impl Server {'
     for i in $(seq 1 "$n"); do
       echo "    /// Tool $i."
       echo "    #[tool] async fn tool_$i(&self, Parameters(input): Parameters<In$i>) -> String { format!(\"{} {}\", input.name, input.count + input.tags.len() as u32) }"

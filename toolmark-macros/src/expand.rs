@@ -66,6 +66,19 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
             _ => None,
         })
         .collect();
+    // Most tools take no state: they share one fn rather than each compile its own.
+    let (states_fn, states_ref) = if states.is_empty() {
+        (TokenStream::new(), quote!(#p::no_states))
+    } else {
+        (
+            quote! {
+                fn __toolmark_states() -> ::std::vec::Vec<#p::StateNeed> {
+                    ::std::vec![#(#states),*]
+                }
+            },
+            quote!(__toolmark_states),
+        )
+    };
     // A sync tool's thread takes its accounting from the run's context.
     let uses_context = !tool.is_async
         || tool
@@ -111,9 +124,7 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
             #error_check
             #path_checks
 
-            fn __toolmark_states() -> ::std::vec::Vec<#p::StateNeed> {
-                ::std::vec![#(#states),*]
-            }
+            #states_fn
 
             #[allow(unused_imports)]
             fn __toolmark_output_schema() -> ::core::option::Option<#p::serde_json::Value> {
@@ -141,7 +152,7 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
                     summary: #summary,
                     timeout_ms: #timeout,
                     uses_context: #uses_context,
-                    states: __toolmark_states,
+                    states: #states_ref,
                     input_schema: __TOOLMARK_INPUT.schema,
                     output_schema: __toolmark_output_schema,
                     decode: __TOOLMARK_INPUT.decode,
@@ -464,13 +475,11 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
             'static,
             ::core::result::Result<#p::serde_json::Value, #p::ToolError>,
         > {
-            match #p::take::<#input_ty>(__toolmark_decoded) {
+            match (__TOOLMARK_INPUT.take)(__toolmark_decoded) {
                 ::core::result::Result::Ok(__toolmark_value) => {
                     __toolmark_start(__toolmark_ctx, __toolmark_value)
                 }
-                ::core::result::Result::Err(__toolmark_err) => {
-                    ::std::boxed::Box::pin(async move { ::core::result::Result::Err(__toolmark_err) })
-                }
+                ::core::result::Result::Err(__toolmark_err) => #p::failed(__toolmark_err),
             }
         }
 
@@ -482,8 +491,14 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
             #p::BoxFuture<'static, ::core::result::Result<#p::serde_json::Value, #p::ToolError>>,
             ::std::vec::Vec<#p::Issue>,
         > {
-            (__TOOLMARK_INPUT.decode_typed)(__toolmark_input, __toolmark_allow_unknown)
-                .map(|__toolmark_value| __toolmark_start(__toolmark_ctx, __toolmark_value))
+            match (__TOOLMARK_INPUT.decode_typed)(__toolmark_input, __toolmark_allow_unknown) {
+                ::core::result::Result::Ok(__toolmark_value) => {
+                    ::core::result::Result::Ok(__toolmark_start(__toolmark_ctx, __toolmark_value))
+                }
+                ::core::result::Result::Err(__toolmark_issues) => {
+                    ::core::result::Result::Err(__toolmark_issues)
+                }
+            }
         }
     }
 }

@@ -34,67 +34,24 @@ pub(crate) fn schema_for<T: schemars::JsonSchema>() -> Value {
         .to_value()
 }
 
+mod track;
+
 /// Decode `input` into `T`: every problem becomes an [`Issue`] with a dotted path
 /// (`cards.0.cvc`); a property `T` does not declare is an "unknown field" issue unless
 /// `allow_unknown`.
 ///
-/// `T`'s `Deserialize` is compiled twice, not once per wrapper: plainly (the fast
-/// path) and against a type-erased deserializer (the slow path: after a failure, or
-/// to track unknown fields), behind which the path and unknown-field wrappers are
-/// compiled once for every type, in [`decode_tracked`].
+/// `T`'s `Deserialize` is compiled once, against [`track::Tracked`]: serde_json's
+/// `&Value` deserializer that notes the path of a failure and the fields serde
+/// ignored as it goes, so a valid input and an invalid one take the same single pass.
 pub(crate) fn decode_typed<T: DeserializeOwned>(
     input: &Value,
     allow_unknown: bool,
 ) -> Result<T, Vec<Issue>> {
-    // Fast path: plain serde. Only a failure, or unknown-field tracking, pays for
-    // the wrappers.
-    if allow_unknown {
-        if let Ok(value) = T::deserialize(input) {
-            return Ok(value);
-        }
-    }
-    let mut out = None;
-    let issues = decode_tracked(input, allow_unknown, &mut |de| {
-        out = Some(erased_serde::deserialize::<T>(de)?);
-        Ok(())
-    });
-    match out {
-        Some(value) if issues.is_empty() => Ok(value),
-        _ if issues.is_empty() => Err(vec![Issue::new("", "the input could not be read")]),
-        _ => Err(issues),
-    }
-}
-
-/// Run `read` (one type's erased `Deserialize`) on `input` through
-/// `serde_path_to_error` (the path of a failure) and, unless `allow_unknown`,
-/// `serde_ignored` (every property serde ignored): the failure first, then the
-/// unknown fields met before it, in input order. No issues: `read` succeeded.
-fn decode_tracked(
-    input: &Value,
-    allow_unknown: bool,
-    read: &mut dyn FnMut(
-        &mut dyn erased_serde::Deserializer<'_>,
-    ) -> Result<(), erased_serde::Error>,
-) -> Vec<Issue> {
-    let mut unknown: Vec<Issue> = Vec::new();
-    let mut on_ignored = |path: serde_ignored::Path<'_>| {
-        if !allow_unknown {
-            unknown.push(Issue::new(ignored_path(&path), "unknown field"));
-        }
-    };
-    let mut track = serde_path_to_error::Track::new();
-    let result = {
-        let ignored = serde_ignored::Deserializer::new(input, &mut on_ignored);
-        let tracked = serde_path_to_error::Deserializer::new(ignored, &mut track);
-        read(&mut <dyn erased_serde::Deserializer>::erase(tracked))
-    };
-    match result {
-        Ok(()) => unknown,
-        Err(e) => {
-            let mut issues = vec![serde_issue(&track.path(), &e)];
-            issues.extend(unknown);
-            issues
-        }
+    let tracker = track::Tracker::new(!allow_unknown);
+    match T::deserialize(track::Tracked::root(input, &tracker)) {
+        Ok(value) if tracker.found_nothing() => Ok(value),
+        Ok(_) => Err(tracker.issues(None)),
+        Err(e) => Err(tracker.issues(Some(e))),
     }
 }
 
@@ -219,64 +176,32 @@ pub(crate) fn decode<T: DeserializeOwned + Send + 'static>(
     input: &Value,
     allow_unknown: bool,
 ) -> Result<Decoded, Vec<Issue>> {
-    decode_typed::<T>(input, allow_unknown).map(|t| Box::new(t) as Decoded)
+    // `match`, not `map`: no closure compiled per input type.
+    match decode_typed::<T>(input, allow_unknown) {
+        Ok(t) => Ok(Box::new(t)),
+        Err(issues) => Err(issues),
+    }
 }
 
 /// Take the typed input back out of a [`Decoded`].
 pub(crate) fn downcast<T: 'static>(decoded: Decoded) -> Result<T, ToolError> {
-    decoded.downcast::<T>().map(|b| *b).map_err(|_| {
-        ToolError::new(format!(
-            "internal error: the decoded input is not a `{}`",
-            std::any::type_name::<T>()
-        ))
-    })
+    match decoded.downcast::<T>() {
+        Ok(b) => Ok(*b),
+        Err(_) => Err(not_the_input(std::any::type_name::<T>())),
+    }
+}
+
+#[cold]
+fn not_the_input(type_name: &str) -> ToolError {
+    ToolError::new(format!(
+        "internal error: the decoded input is not a `{type_name}`"
+    ))
 }
 
 /// A tool's output as JSON.
 pub(crate) fn output_to_value<O: Serialize + ?Sized>(out: &O) -> Result<Value, ToolError> {
     serde_json::to_value(out)
         .map_err(|e| ToolError::new(format!("the tool's output could not be serialized: {e}")))
-}
-
-fn serde_issue(path: &serde_path_to_error::Path, err: &dyn std::fmt::Display) -> Issue {
-    use serde_path_to_error::Segment;
-    let mut out = String::new();
-    for seg in path.iter() {
-        let part = match seg {
-            Segment::Seq { index } => index.to_string(),
-            Segment::Map { key } => key.clone(),
-            Segment::Enum { variant } => variant.clone(),
-            Segment::Unknown => continue,
-        };
-        if !out.is_empty() {
-            out.push('.');
-        }
-        out.push_str(&part);
-    }
-    Issue::new(out, err.to_string())
-}
-
-fn ignored_path(path: &serde_ignored::Path<'_>) -> String {
-    use serde_ignored::Path;
-    fn walk(path: &Path<'_>, out: &mut Vec<String>) {
-        match path {
-            Path::Root => {}
-            Path::Seq { parent, index } => {
-                walk(parent, out);
-                out.push(index.to_string());
-            }
-            Path::Map { parent, key } => {
-                walk(parent, out);
-                out.push(key.clone());
-            }
-            Path::Some { parent }
-            | Path::NewtypeStruct { parent }
-            | Path::NewtypeVariant { parent } => walk(parent, out),
-        }
-    }
-    let mut parts = Vec::new();
-    walk(path, &mut parts);
-    parts.join(".")
 }
 
 /// Limits on the size of an input, checked before decoding.
@@ -555,9 +480,50 @@ mod tests {
         );
     }
 
-    /// The decode as it was before the erased slow path: three passes (plain,
+    fn serde_issue(path: &serde_path_to_error::Path, err: &dyn std::fmt::Display) -> Issue {
+        use serde_path_to_error::Segment;
+        let mut out = String::new();
+        for seg in path.iter() {
+            let part = match seg {
+                Segment::Seq { index } => index.to_string(),
+                Segment::Map { key } => key.clone(),
+                Segment::Enum { variant } => variant.clone(),
+                Segment::Unknown => continue,
+            };
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&part);
+        }
+        Issue::new(out, err.to_string())
+    }
+
+    fn ignored_path(path: &serde_ignored::Path<'_>) -> String {
+        use serde_ignored::Path;
+        fn walk(path: &Path<'_>, out: &mut Vec<String>) {
+            match path {
+                Path::Root => {}
+                Path::Seq { parent, index } => {
+                    walk(parent, out);
+                    out.push(index.to_string());
+                }
+                Path::Map { parent, key } => {
+                    walk(parent, out);
+                    out.push(key.clone());
+                }
+                Path::Some { parent }
+                | Path::NewtypeStruct { parent }
+                | Path::NewtypeVariant { parent } => walk(parent, out),
+            }
+        }
+        let mut parts = Vec::new();
+        walk(path, &mut parts);
+        parts.join(".")
+    }
+
+    /// The decode as it was before the single tracked pass: three passes (plain,
     /// `serde_ignored`, `serde_path_to_error`), each through its own concrete
-    /// deserializer. The new decode must give the same issues.
+    /// deserializer. The tracked decode must give the same issues.
     fn reference_decode<T: DeserializeOwned>(
         input: &Value,
         allow_unknown: bool,
@@ -654,6 +620,85 @@ mod tests {
     #[allow(dead_code)]
     struct Wrapper(Card);
 
+    /// Maps whose keys serde reads in every way serde_json allows: as integers, as
+    /// booleans, as an enum, through a newtype; flattened, nested and byte fields.
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Keys {
+        #[serde(default)]
+        by_id: std::collections::BTreeMap<u32, Card>,
+        #[serde(default)]
+        by_sign: std::collections::BTreeMap<i8, u8>,
+        #[serde(default)]
+        by_flag: std::collections::BTreeMap<bool, u8>,
+        #[serde(default)]
+        by_kind: std::collections::BTreeMap<KeyKind, Card>,
+        #[serde(default)]
+        by_name: std::collections::BTreeMap<Name, Card>,
+        #[serde(default)]
+        bytes: Option<serde_bytes_like::Bytes>,
+        #[serde(default)]
+        nested: Vec<Vec<Option<Card>>>,
+        #[serde(default)]
+        unit: Option<()>,
+        #[serde(default)]
+        variant: Option<Kind>,
+        #[serde(flatten)]
+        rest: Flat,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+    #[allow(dead_code)]
+    enum KeyKind {
+        Gold,
+        Plain,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+    #[allow(dead_code)]
+    struct Name(String);
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Flat {
+        #[serde(default)]
+        extra: Option<u8>,
+    }
+
+    mod serde_bytes_like {
+        /// A byte buffer read through `deserialize_byte_buf` (a string or an array of
+        /// bytes in JSON).
+        #[derive(Debug)]
+        #[allow(dead_code)]
+        pub(super) struct Bytes(pub(super) Vec<u8>);
+
+        impl<'de> serde::Deserialize<'de> for Bytes {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> serde::de::Visitor<'de> for V {
+                    type Value = Bytes;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("bytes")
+                    }
+                    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Bytes, E> {
+                        Ok(Bytes(v.as_bytes().to_vec()))
+                    }
+                    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                        self,
+                        mut seq: A,
+                    ) -> Result<Bytes, A::Error> {
+                        let mut out = Vec::new();
+                        while let Some(b) = seq.next_element::<u8>()? {
+                            out.push(b);
+                        }
+                        Ok(Bytes(out))
+                    }
+                }
+                d.deserialize_byte_buf(V)
+            }
+        }
+    }
+
     fn even<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
         let n = u8::deserialize(d)?;
         if n % 2 == 1 {
@@ -709,6 +754,48 @@ mod tests {
             json!({"a": 1, "inner": [], "map": {}, "b": 2}),
         ]);
         same_issues::<NoInput>(&[json!({}), json!({"a": 1, "b": {"c": 2}}), json!(null)]);
+        let card = json!({"number": "1"});
+        same_issues::<Keys>(&[
+            json!({}),
+            json!({"by_id": {"7": card, "8": {"number": 1}}}),
+            json!({"by_id": {"7": {"number": "1", "pin": 2}}}),
+            json!({"by_id": {"x": card}}),
+            json!({"by_id": {"-1": card}}),
+            json!({"by_id": {"1.5": card}}),
+            json!({"by_id": {"99999999999": card}}),
+            json!({"by_id": {"7 ": card}}),
+            json!({"by_id": {"7a": card}}),
+            json!({"by_id": {"": card}}),
+            json!({"by_sign": {"-3": 1, "-4": 300}}),
+            json!({"by_sign": {"200": 1}}),
+            json!({"by_flag": {"true": 1, "false": "x"}}),
+            json!({"by_flag": {"yes": 1}}),
+            json!({"by_kind": {"Gold": card, "Plain": {"number": 2}}}),
+            json!({"by_kind": {"Gold": {"number": "1", "q": 1}}}),
+            json!({"by_kind": {"Silver": card}}),
+            json!({"by_name": {"a": {"number": 3}}}),
+            json!({"by_name": {"a": {"number": "3", "q": 1}}}),
+            json!({"bytes": "abc"}),
+            json!({"bytes": [1, 2, 300]}),
+            json!({"bytes": 5}),
+            json!({"nested": [[null, card], [{"number": 5}]]}),
+            json!({"nested": [[{"number": "1", "z": [1]}]]}),
+            json!({"nested": {"a": 1}}),
+            json!({"unit": 1}),
+            json!({"variant": {"Plain": null}}),
+            json!({"variant": {"Plain": 1}}),
+            json!({"variant": {"Split": 1}}),
+            json!({"variant": {"Split": []}}),
+            json!({"variant": "Split"}),
+            json!({"variant": "Gift"}),
+            json!({"variant": {"Gift": [1]}}),
+            json!({"variant": {"Gift": "x"}}),
+            json!({"variant": {"Gift": {"to": "a"}, "Plain": null}}),
+            json!({"variant": {}}),
+            json!({"variant": 3}),
+            json!({"extra": 300}),
+            json!({"extra": 3, "other": 1}),
+        ]);
     }
 
     #[test]

@@ -118,30 +118,14 @@ impl ToolRecord {
     }
 }
 
-/// Decode the input type `T`.
-pub fn decode<T: DeserializeOwned + Send + 'static>(
-    input: &Value,
-    allow_unknown: bool,
-) -> Result<Decoded, Vec<Issue>> {
-    crate::call::input::decode::<T>(input, allow_unknown)
+/// A run that fails with `err` before it starts (one future type for every tool).
+pub fn failed(err: ToolError) -> ToolFuture {
+    Box::pin(std::future::ready(Err(err)))
 }
 
-/// Decode the input type `T`, unboxed (the one-step path).
-pub fn decode_typed<T: DeserializeOwned>(
-    input: &Value,
-    allow_unknown: bool,
-) -> Result<T, Vec<Issue>> {
-    crate::call::input::decode_typed::<T>(input, allow_unknown)
-}
-
-/// Take the decoded `T` back.
-pub fn take<T: 'static>(decoded: Decoded) -> Result<T, ToolError> {
-    crate::call::input::downcast::<T>(decoded)
-}
-
-/// The input schema of `T`.
-pub fn schema<T: schemars::JsonSchema>() -> Value {
-    crate::call::input::schema_for::<T>()
+/// The state needs of a tool that takes no `State<T>`.
+pub fn no_states() -> Vec<StateNeed> {
+    Vec::new()
 }
 
 /// A tool's plain output as JSON.
@@ -463,10 +447,13 @@ pub trait ToolErrorType {
 #[diagnostic::do_not_recommend]
 impl<E: Display + ?Sized> ToolErrorType for E {}
 
-/// A tool record's input functions for the input type `T`.
+/// A tool record's input functions for the input type `T` (the runtime's own
+/// generic fns, named here so that no wrapper is compiled per tool).
 pub struct InputFns<T> {
     pub decode: fn(&Value, bool) -> Result<Decoded, Vec<Issue>>,
     pub decode_typed: fn(&Value, bool) -> Result<T, Vec<Issue>>,
+    /// Take the decoded `T` back.
+    pub take: fn(Decoded) -> Result<T, ToolError>,
     pub schema: fn() -> Value,
 }
 
@@ -476,9 +463,10 @@ pub struct InputFns<T> {
 pub const fn input_fns<T: schemars::JsonSchema + DeserializeOwned + Send + 'static>() -> InputFns<T>
 {
     InputFns {
-        decode: decode::<T>,
-        decode_typed: decode_typed::<T>,
-        schema: schema::<T>,
+        decode: crate::call::input::decode::<T>,
+        decode_typed: crate::call::input::decode_typed::<T>,
+        take: crate::call::input::downcast::<T>,
+        schema: crate::call::input::schema_for::<T>,
     }
 }
 
