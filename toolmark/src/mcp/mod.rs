@@ -15,7 +15,7 @@
 //! - **tools/list**: the manifest for [`Caller::Mcp`](crate::Caller::Mcp), sorted
 //!   by name, each tool with its input schema (sensitive properties marked
 //!   `writeOnly`), its output schema when known, and annotations from its
-//!   [`Effect`](crate::Effect) (`readOnlyHint`, `destructiveHint`, `openWorldHint`
+//!   [`Effect`] (`readOnlyHint`, `destructiveHint`, `openWorldHint`
 //!   for consequential tools). Built once per manifest version and paged with a
 //!   cursor ([`McpServer::page_size`]).
 //! - **notifications/tools/list_changed** to every connected session whenever the
