@@ -2,6 +2,9 @@
 //! patch, submit, `stale`), the sensitive paths of forms in confirmation payloads,
 //! wizards, and `tm.undo()`. Time rules run on tokio's paused clock.
 
+#[path = "../support/stores.rs"]
+mod stores;
+
 mod fill;
 mod payloads;
 mod submit;
@@ -9,6 +12,8 @@ mod undo;
 mod wizard;
 
 use std::sync::{Arc, Mutex};
+
+pub(crate) use stores::{on_every_store, Store};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -8,6 +8,17 @@ use toolmark::{
 
 use crate::*;
 
+// The deferred submits run on every confirmation store (built-in, MemoryStore,
+// Redis): `stale` is a seed rule a stored confirmation keeps.
+on_every_store!(
+    an_agent_submit_needs_confirmation_and_runs_as_human_once_approved,
+    a_deferred_submit_approved_after_the_values_changed_is_stale,
+    a_deferred_submit_approved_with_the_values_unchanged_runs,
+    an_agent_fill_after_the_request_makes_the_submit_stale_too,
+    any_change_counts_even_one_that_restores_the_same_values,
+    a_rejected_submit_is_rejected_not_stale,
+);
+
 #[tokio::test]
 async fn a_human_submit_runs_on_submit_with_the_current_values() {
     let tm = tm();
@@ -20,9 +31,10 @@ async fn a_human_submit_runs_on_submit_with_the_current_values() {
     assert_eq!(submitted.get(), [(Caller::Human, ada())]);
 }
 
-#[tokio::test]
-async fn an_agent_submit_needs_confirmation_and_runs_as_human_once_approved() {
-    let tm = tm();
+async fn an_agent_submit_needs_confirmation_and_runs_as_human_once_approved(s: Store) {
+    let Some(tm) = s.build(toolmark::Toolmark::builder()).await else {
+        return;
+    };
     let (form, submitted) = signup(&tm);
     form.set(ada());
     let out = tm
@@ -38,9 +50,10 @@ async fn an_agent_submit_needs_confirmation_and_runs_as_human_once_approved() {
     assert_eq!(submitted.get(), [(Caller::Human, ada())]);
 }
 
-#[tokio::test]
-async fn a_deferred_submit_approved_after_the_values_changed_is_stale() {
-    let tm = tm();
+async fn a_deferred_submit_approved_after_the_values_changed_is_stale(s: Store) {
+    let Some(tm) = s.build(toolmark::Toolmark::builder()).await else {
+        return;
+    };
     let (form, submitted) = signup(&tm);
     form.set(ada());
     let mut bridge = tm.bridge();
@@ -74,12 +87,13 @@ async fn a_deferred_submit_approved_after_the_values_changed_is_stale() {
     );
     let again = tm.confirm_pending(&id, Decision::approve()).await;
     assert_eq!(code(&again), Some(RefusalCode::ConfirmationExpired));
-    assert!(tm.pending_confirmations().is_empty());
+    assert!(tm.pending_confirmations_async().await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn a_deferred_submit_approved_with_the_values_unchanged_runs() {
-    let tm = tm();
+async fn a_deferred_submit_approved_with_the_values_unchanged_runs(s: Store) {
+    let Some(tm) = s.build(toolmark::Toolmark::builder()).await else {
+        return;
+    };
     let (form, submitted) = signup(&tm);
     form.set(ada());
     let id = tm
@@ -95,9 +109,10 @@ async fn a_deferred_submit_approved_with_the_values_unchanged_runs() {
     assert_eq!(submitted.get(), [(Caller::Human, ada())]);
 }
 
-#[tokio::test]
-async fn an_agent_fill_after_the_request_makes_the_submit_stale_too() {
-    let tm = tm();
+async fn an_agent_fill_after_the_request_makes_the_submit_stale_too(s: Store) {
+    let Some(tm) = s.build(toolmark::Toolmark::builder()).await else {
+        return;
+    };
     let (form, submitted) = signup(&tm);
     form.set(ada());
     let id = tm
@@ -115,9 +130,10 @@ async fn an_agent_fill_after_the_request_makes_the_submit_stale_too() {
     assert!(submitted.get().is_empty());
 }
 
-#[tokio::test]
-async fn any_change_counts_even_one_that_restores_the_same_values() {
-    let tm = tm();
+async fn any_change_counts_even_one_that_restores_the_same_values(s: Store) {
+    let Some(tm) = s.build(toolmark::Toolmark::builder()).await else {
+        return;
+    };
     let (form, submitted) = signup(&tm);
     form.set(ada());
     let id = tm
@@ -132,9 +148,10 @@ async fn any_change_counts_even_one_that_restores_the_same_values() {
     assert!(submitted.get().is_empty());
 }
 
-#[tokio::test]
-async fn a_rejected_submit_is_rejected_not_stale() {
-    let tm = tm();
+async fn a_rejected_submit_is_rejected_not_stale(s: Store) {
+    let Some(tm) = s.build(toolmark::Toolmark::builder()).await else {
+        return;
+    };
     let (form, submitted) = signup(&tm);
     form.set(ada());
     let id = tm

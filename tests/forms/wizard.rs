@@ -11,6 +11,13 @@ use toolmark::{
 
 use crate::*;
 
+// The deferred submits run on every confirmation store (built-in, MemoryStore,
+// Redis): `stale` is a seed rule a stored confirmation keeps.
+on_every_store!(
+    a_deferred_wizard_submit_approved_after_any_step_changed_is_stale,
+    a_deferred_wizard_submit_approved_with_nothing_changed_runs_as_human,
+);
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Details {
@@ -260,9 +267,11 @@ async fn a_deferred_wizard_submit_shows_each_step_redacted() {
     assert!(!text.contains("4242") && !text.contains("737"), "{text}");
 }
 
-#[tokio::test]
-async fn a_deferred_wizard_submit_approved_after_any_step_changed_is_stale() {
-    let f = fixture(tm());
+async fn a_deferred_wizard_submit_approved_after_any_step_changed_is_stale(s: Store) {
+    let Some(tm) = s.build(toolmark::Toolmark::builder()).await else {
+        return;
+    };
+    let f = fixture(tm);
     ready(&f).await;
     let id = call(&f.tm, "signup.submit", json!({}))
         .await
@@ -280,9 +289,11 @@ async fn a_deferred_wizard_submit_approved_after_any_step_changed_is_stale() {
     assert!(f.submitted.lock().unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn a_deferred_wizard_submit_approved_with_nothing_changed_runs_as_human() {
-    let f = fixture(tm());
+async fn a_deferred_wizard_submit_approved_with_nothing_changed_runs_as_human(s: Store) {
+    let Some(tm) = s.build(toolmark::Toolmark::builder()).await else {
+        return;
+    };
+    let f = fixture(tm);
     ready(&f).await;
     let id = call(&f.tm, "signup.submit", json!({}))
         .await

@@ -33,6 +33,8 @@ pub const SECRETS: &[&str] = &[
     "pin-9876",
     "cvc-111",
     "cvc-222",
+    // tests/forms (the signup form's card number)
+    "4242424242424242",
 ];
 
 /// Which store a test runs on.
