@@ -5,38 +5,21 @@ mod caps;
 mod ctx_changes;
 mod ctx_confirm;
 mod deferred;
+#[path = "../support/fixtures.rs"]
+mod fixtures;
 mod inline;
 mod rules;
 #[path = "../support/stores.rs"]
 mod stores;
+pub(crate) use fixtures::guarded;
 
 pub(crate) use stores::{on_every_store, Store};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use serde_json::{json, Value};
-use toolmark::{CallOptions, Caller, Effect, Outcome, RefusalCode, ToolSpec};
-
-/// A consequential tool that counts its runs and returns its caller.
-pub(crate) fn guarded(name: &str, runs: &Arc<AtomicUsize>) -> ToolSpec {
-    let runs = runs.clone();
-    ToolSpec::new(name, format!("Send ({name})"))
-        .input_schema(json!({
-            "type": "object",
-            "properties": {"title": {"type": "string"}, "n": {"type": "integer"}},
-            "additionalProperties": false
-        }))
-        .effect(Effect::Consequential)
-        .summary("Create challenge \"{title}\"")
-        .handler(move |ctx, input| {
-            let runs = runs.clone();
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                Ok(json!({"caller": ctx.caller(), "input": input}))
-            }
-        })
-}
+use serde_json::Value;
+use toolmark::{CallOptions, Caller, Outcome, RefusalCode};
 
 pub(crate) fn runs() -> Arc<AtomicUsize> {
     Arc::new(AtomicUsize::new(0))

@@ -4,6 +4,8 @@
 
 mod caps;
 mod capture;
+#[path = "../support/fixtures.rs"]
+mod fixtures;
 mod key_props;
 mod keys;
 mod maps;
@@ -19,43 +21,14 @@ pub(crate) use stores::{on_every_store, Store};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use toolmark::{
-    CallOptions, Caller, ConfirmRequest, Decision, Effect, Outcome, ToolSpec, Toolmark,
-};
+use toolmark::{CallOptions, Caller, ConfirmRequest, Decision, Outcome, ToolSpec, Toolmark};
 
 pub(crate) const REDACTED: &str = "[redacted]";
 
 /// A consequential "pay" tool whose cards' cvc (and the pin) are sensitive; it
 /// records every input it runs with.
 pub(crate) fn pay(seen: &Arc<Mutex<Vec<Value>>>) -> ToolSpec {
-    let seen = seen.clone();
-    ToolSpec::new("pay", "Pay with cards")
-        .input_schema(json!({
-            "type": "object",
-            "properties": {
-                "title": {"type": "string"},
-                "pin": {"type": "string"},
-                "cards": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {"number": {"type": "string"}, "cvc": {"type": "string"}},
-                        "required": ["number", "cvc"]
-                    }
-                }
-            },
-            "required": ["title", "cards"]
-        }))
-        .effect(Effect::Consequential)
-        .sensitive(["cards[].cvc", "pin"])
-        .summary("Pay \"{title}\" with pin {pin}")
-        .handler(move |_ctx, input| {
-            let seen = seen.clone();
-            async move {
-                seen.lock().unwrap().push(input.clone());
-                Ok(json!("paid"))
-            }
-        })
+    fixtures::pay_with(seen, |_| json!("paid"))
 }
 
 pub(crate) fn input() -> Value {

@@ -18,12 +18,14 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use toolmark::store::{RedisStore, RedisStoreOptions};
 use toolmark::{
-    Bridge, BridgeMessage, CallOptions, Caller, Effect, Outcome, PendingConfirmation, ToolSpec,
-    Toolmark,
+    Bridge, BridgeMessage, CallOptions, Caller, Outcome, PendingConfirmation, ToolSpec, Toolmark,
 };
 
+#[path = "../support/fixtures.rs"]
+mod fixtures;
 #[path = "../support/stores.rs"]
 mod stores;
+pub(crate) use fixtures::guarded;
 
 pub(crate) use stores::{prefix, redis_url, KEY};
 
@@ -34,58 +36,10 @@ pub(crate) async fn redis(url: &str, prefix: &str) -> RedisStore {
         .expect("the test Redis is reachable")
 }
 
-/// A consequential tool that counts its runs and returns its caller and input.
-pub(crate) fn guarded(name: &str, runs: &Arc<AtomicUsize>) -> ToolSpec {
-    let runs = runs.clone();
-    ToolSpec::new(name, format!("Send ({name})"))
-        .input_schema(json!({
-            "type": "object",
-            "properties": {"title": {"type": "string"}, "n": {"type": "integer"}},
-            "additionalProperties": false
-        }))
-        .effect(Effect::Consequential)
-        .summary("Create challenge \"{title}\"")
-        .handler(move |ctx, input| {
-            let runs = runs.clone();
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                Ok(json!({"caller": ctx.caller(), "input": input}))
-            }
-        })
-}
-
 /// A consequential tool with sensitive values (`pin`, `cards[].cvc`) that records
 /// the inputs it ran with and returns only the title.
 pub(crate) fn pay(seen: &Arc<Mutex<Vec<Value>>>) -> ToolSpec {
-    let seen = seen.clone();
-    ToolSpec::new("pay", "Pay with cards")
-        .input_schema(json!({
-            "type": "object",
-            "properties": {
-                "title": {"type": "string"},
-                "pin": {"type": "string"},
-                "cards": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {"number": {"type": "string"}, "cvc": {"type": "string"}},
-                        "required": ["number", "cvc"]
-                    }
-                }
-            },
-            "required": ["title", "cards"]
-        }))
-        .effect(Effect::Consequential)
-        .sensitive(["cards[].cvc", "pin"])
-        .summary("Pay \"{title}\" with pin {pin}")
-        .handler(move |_ctx, input| {
-            let seen = seen.clone();
-            async move {
-                let title = input["title"].clone();
-                seen.lock().unwrap().push(input);
-                Ok(json!({"paid": title}))
-            }
-        })
+    fixtures::pay_with(seen, |input| json!({"paid": input["title"].clone()}))
 }
 
 pub(crate) fn runs() -> Arc<AtomicUsize> {

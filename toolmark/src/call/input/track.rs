@@ -261,10 +261,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Object(map) => self::map(map, self.frame, self.tracker, visitor),
             other => other.deserialize_any(visitor),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.fail(e)),
-        }
+        r.map_err(|e| self.fail(e))
     }
 
     leaf! {
@@ -288,10 +285,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Array(items) => seq(items, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.fail(e)),
-        }
+        r.map_err(|e| self.fail(e))
     }
 
     fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -304,10 +298,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Null => visitor.visit_none(),
             _ => visitor.visit_some(self),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(tracker.fail(frame, e)),
-        }
+        r.map_err(|e| tracker.fail(frame, e))
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -322,10 +313,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
         } else {
             visitor.visit_newtype_struct(self)
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(tracker.fail(frame, e)),
-        }
+        r.map_err(|e| tracker.fail(frame, e))
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -333,10 +321,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Array(items) => seq(items, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.fail(e)),
-        }
+        r.map_err(|e| self.fail(e))
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(
@@ -361,10 +346,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Object(m) => map(m, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.fail(e)),
-        }
+        r.map_err(|e| self.fail(e))
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -378,10 +360,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Object(m) => map(m, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.fail(e)),
-        }
+        r.map_err(|e| self.fail(e))
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -416,10 +395,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Ok(access) => visitor.visit_enum(access),
             Err(e) => Err(e),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(tracker.fail(frame, e)),
-        }
+        r.map_err(|e| tracker.fail(frame, e))
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -672,10 +648,7 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
             }),
             None => Err(unit_variant("newtype variant")),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.tracker.fail(&self.frame, e)),
-        }
+        r.map_err(|e| self.tracker.fail(&self.frame, e))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
@@ -685,10 +658,7 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
             Some(other) => Err(invalid_type(other, &"tuple variant")),
             None => Err(unit_variant("tuple variant")),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.tracker.fail(&self.frame, e)),
-        }
+        r.map_err(|e| self.tracker.fail(&self.frame, e))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -701,10 +671,7 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
             Some(other) => Err(invalid_type(other, &"struct variant")),
             None => Err(unit_variant("struct variant")),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.tracker.fail(&self.frame, e)),
-        }
+        r.map_err(|e| self.tracker.fail(&self.frame, e))
     }
 }
 
