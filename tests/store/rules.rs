@@ -304,27 +304,9 @@ async fn one_caller_cannot_push_out_another_callers(b: Backend) {
     else {
         return;
     };
-    tm.register(guarded("create", &runs()), Default::default())
-        .unwrap();
-    let mut theirs = Vec::new();
-    for n in 0..3 {
-        let out = tm.call("create", json!({"n": n}), opts(Caller::Test)).await;
-        theirs.push(out.confirm_id().unwrap().to_owned());
-    }
-    let mut mine = Vec::new();
-    for n in 0..9 {
-        mine.push(defer(&tm, "create", json!({"n": n})).await);
-    }
-    let pending = list(&tm).await;
-    let of = |c: Caller| -> Vec<String> {
-        pending
-            .iter()
-            .filter(|p| p.caller == c)
-            .map(|p| p.confirm_id.clone())
-            .collect()
-    };
-    assert_eq!(of(Caller::Test), theirs, "untouched");
-    assert_eq!(of(Caller::InApp), mine[5..].to_vec(), "a hard bound of 4");
+    let (theirs, mine, [test, inapp]) = three_then_mine(&tm, 9).await;
+    assert_eq!(test, theirs, "untouched");
+    assert_eq!(inapp, mine[5..].to_vec(), "a hard bound of 4");
 }
 
 async fn cancel_withdraws_a_confirmation(b: Backend) {
@@ -450,27 +432,9 @@ async fn a_flooding_caller_over_its_share_loses_its_own_oldest(b: Backend) {
     else {
         return;
     };
-    tm.register(guarded("create", &runs()), Default::default())
-        .unwrap();
-    let mut theirs = Vec::new();
-    for n in 0..3 {
-        let out = tm.call("create", json!({"n": n}), opts(Caller::Test)).await;
-        theirs.push(out.confirm_id().unwrap().to_owned());
-    }
-    let mut mine = Vec::new();
-    for n in 0..150 {
-        mine.push(defer(&tm, "create", json!({"n": n})).await);
-    }
-    let pending = list(&tm).await;
-    let of = |c: Caller| -> Vec<String> {
-        pending
-            .iter()
-            .filter(|p| p.caller == c)
-            .map(|p| p.confirm_id.clone())
-            .collect()
-    };
-    assert_eq!(of(Caller::Test), theirs, "untouched");
-    assert_eq!(of(Caller::InApp), mine[53..].to_vec());
+    let (theirs, mine, [test, inapp]) = three_then_mine(&tm, 150).await;
+    assert_eq!(test, theirs, "untouched");
+    assert_eq!(inapp, mine[53..].to_vec());
 }
 
 async fn disposal_drops_the_scopes_confirmations(b: Backend) {
@@ -493,4 +457,32 @@ async fn disposal_drops_the_scopes_confirmations(b: Backend) {
     let late = tm.confirm_pending(&id, Decision::approve()).await;
     assert_eq!(late.refusal_code(), Some(RefusalCode::ConfirmationExpired));
     assert_eq!(count(&runs), 0);
+}
+
+/// Registers `create`, defers three calls by `Test` ("theirs") then `mine` by
+/// `InApp`; returns both lists of ids and the pending ids of each caller after.
+async fn three_then_mine(
+    tm: &Toolmark,
+    mine: usize,
+) -> (Vec<String>, Vec<String>, [Vec<String>; 2]) {
+    tm.register(guarded("create", &runs()), Default::default())
+        .unwrap();
+    let mut theirs = Vec::new();
+    for n in 0..3 {
+        let out = tm.call("create", json!({"n": n}), opts(Caller::Test)).await;
+        theirs.push(out.confirm_id().unwrap().to_owned());
+    }
+    let mut ids = Vec::new();
+    for n in 0..mine {
+        ids.push(defer(tm, "create", json!({"n": n})).await);
+    }
+    let pending = list(tm).await;
+    let of = |c: Caller| -> Vec<String> {
+        pending
+            .iter()
+            .filter(|p| p.caller == c)
+            .map(|p| p.confirm_id.clone())
+            .collect()
+    };
+    (theirs, ids, [of(Caller::Test), of(Caller::InApp)])
 }
