@@ -1,0 +1,246 @@
+//! A real Chromium (156, `--enable-features=WebMCP`, headless) drives the
+//! example app and the test app through Playwright's `page.webmcp` (Python,
+//! `tests/webmcp/browser.py`), and `@mcp-b/webmcp-polyfill` in a Chromium
+//! without the flag.
+//!
+//! Needs: Python with `playwright` (`$TOOLMARK_PYTHON`, else `.ci/venv/bin/python`),
+//! Chromium (`$TOOLMARK_CHROMIUM`, else `/usr/bin/chromium`), and for the
+//! polyfill test the package under `.ci/node` (or `$TOOLMARK_WEBMCP_POLYFILL`),
+//! all installed by `.ci/run`. Without them each test says so and is skipped;
+//! under `CI` it fails.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::Router;
+use serde_json::Value;
+use toolmark::event::Event;
+use toolmark::Caller;
+
+use crate::app::{polyfill_path, test_app, with_tee, Tee, CANARY_CVC, CANARY_NUMBER};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn missing(what: &str) -> Option<()> {
+    if std::env::var_os("CI").is_some() {
+        panic!("{what} (.ci/run installs it)");
+    }
+    eprintln!("SKIPPED: {what}");
+    None
+}
+
+/// Python with Playwright, and Chromium; `None` (skip) outside CI when either is missing.
+fn tools() -> Option<(PathBuf, PathBuf)> {
+    let python = match std::env::var_os("TOOLMARK_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => root().join(".ci/venv/bin/python"),
+    };
+    let has_playwright = Command::new(&python)
+        .args(["-c", "import playwright.async_api"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_playwright {
+        missing(&format!(
+            "no Python with Playwright at {} (PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 pip install playwright)",
+            python.display()
+        ))?;
+    }
+    let chromium = std::env::var_os("TOOLMARK_CHROMIUM")
+        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    if !chromium.exists() {
+        missing(&format!(
+            "no Chromium at {} (apt-get install chromium)",
+            chromium.display()
+        ))?;
+    }
+    Some((python, chromium))
+}
+
+/// An app served on a loopback port for as long as this lives.
+struct Served {
+    rt: tokio::runtime::Runtime,
+    addr: SocketAddr,
+}
+
+fn serve(make: impl FnOnce() -> Router + Send) -> Served {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = rt.block_on(async { make() });
+    rt.spawn(async move { axum::serve(listener, router).await });
+    Served { rt, addr }
+}
+
+impl Served {
+    fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.addr.port())
+    }
+}
+
+/// Run one scenario of `browser.py`; its `RESULT` JSON.
+fn run(scenario: &str, base: &str, extra: &[&str]) -> Option<Value> {
+    let (python, chromium) = tools()?;
+    let out = Command::new(python)
+        .arg(root().join("tests/webmcp/browser.py"))
+        .arg(scenario)
+        .arg(base)
+        .arg(chromium)
+        .args(extra)
+        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("all checks passed"),
+        "browser scenario {scenario} failed:\n{stdout}\n{stderr}"
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .unwrap();
+    Some(serde_json::from_str(line).unwrap())
+}
+
+/// No planted secret in anything the app sent.
+fn assert_no_secret(tee: &Tee) {
+    let bytes = tee.bytes.lock().unwrap();
+    let all = String::from_utf8_lossy(&bytes);
+    assert!(!all.is_empty());
+    for secret in [CANARY_NUMBER, CANARY_CVC] {
+        assert!(!all.contains(secret), "a response held {secret}");
+    }
+}
+
+#[test]
+fn the_example_in_chromium_lists_calls_confirms_in_its_dialog_and_follows_its_scope() {
+    let tee = Arc::new(Tee::default());
+    let state = std::sync::Mutex::new(None);
+    let served = serve(|| {
+        let (router, tm, todos) = crate::example::app();
+        *state.lock().unwrap() = Some((tm, todos));
+        with_tee(router, Arc::clone(&tee))
+    });
+    let Some(_) = run("example", &served.base(), &[]) else {
+        return;
+    };
+    let (_tm, todos) = state.lock().unwrap().take().unwrap();
+    // The approved upgrade ran with the real number (the output's last four
+    // digits come from it), the approved clear ran once.
+    assert_eq!(todos.plan().as_deref(), Some("yearly"));
+    assert!(todos.items().is_empty());
+    assert_no_secret(&tee);
+    drop(served.rt);
+}
+
+#[test]
+fn consequential_calls_wait_for_on_confirm_and_re_sync_never_duplicates() {
+    let app = test_app(|b| b, |w| w);
+    let tee = Arc::clone(&app.tee);
+    let served = serve(|| app.router());
+    let Some(_) = run("confirm", &served.base(), &[]) else {
+        return;
+    };
+    assert_eq!(app.runs.load(Ordering::SeqCst), 1, "approved: ran once");
+    let seen = app.seen.lock().unwrap()[0].clone();
+    assert_eq!(seen["card"]["number"], CANARY_NUMBER, "the tool got the real value");
+    assert_eq!(seen["card"]["cvc"], CANARY_CVC);
+    // The agent's timeout aborted execute's signal: the call was cancelled.
+    for _ in 0..100 {
+        if app.cancelled.load(Ordering::SeqCst) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(app.cancelled.load(Ordering::SeqCst), "slow.wait was cancelled");
+    // The page reconnected its stream (several requests) and re-synced.
+    let streams = tee
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.1 == "/toolmark/stream")
+        .count();
+    assert!(streams >= 3, "{streams} stream requests");
+    assert_no_secret(&tee);
+}
+
+#[test]
+fn a_page_without_on_confirm_does_not_list_consequential_tools() {
+    let app = test_app(|b| b.dev_events(true), |w| w);
+    let mut events = app.tm.events();
+    let served = serve(|| app.router());
+    let Some(_) = run("plain", &served.base(), &[]) else {
+        return;
+    };
+    let mut said = false;
+    while let Ok(e) = events.try_recv() {
+        if let Event::MissingConfirmHandler { tool, callers } = e {
+            said |= tool == "pay.send" && callers == vec![Caller::WebMcp];
+        }
+    }
+    assert!(said, "the development event named pay.send");
+}
+
+#[test]
+fn tools_the_browser_refuses_are_reported() {
+    let app = test_app(|b| b, |w| w);
+    let served = serve(|| app.router());
+    run("dup", &served.base(), &[]);
+}
+
+#[test]
+fn another_origin_in_the_browser_is_refused_and_runs_nothing() {
+    let app = test_app(|b| b, |w| w);
+    let tee = Arc::clone(&app.tee);
+    let served = serve(|| app.router());
+    // The same server under another name is another origin.
+    let evil = format!("http://localhost:{}", served.addr.port());
+    let Some(result) = run("attacker", &served.base(), &[&evil]) else {
+        return;
+    };
+    assert_eq!(app.runs.load(Ordering::SeqCst), 0);
+    let requests = tee.requests.lock().unwrap();
+    let from_evil: Vec<_> = requests
+        .iter()
+        .filter(|r| r.1.starts_with("/toolmark/") && r.3.as_deref() == Some(evil.as_str()))
+        .collect();
+    assert!(!from_evil.is_empty(), "{result}");
+    for r in &from_evil {
+        assert!(r.2 >= 400, "{r:?} was answered");
+    }
+}
+
+#[test]
+fn the_polyfill_in_a_chromium_without_webmcp_works_too() {
+    if polyfill_path().is_none() {
+        let _ = missing("no @mcp-b/webmcp-polyfill under .ci/node (npm install @mcp-b/webmcp-polyfill)");
+        return;
+    }
+    let app = test_app(|b| b, |w| w);
+    let tee = Arc::clone(&app.tee);
+    let served = serve(|| app.router());
+    let Some(_) = run("polyfill", &served.base(), &[]) else {
+        return;
+    };
+    assert_eq!(app.runs.load(Ordering::SeqCst), 1);
+    assert_no_secret(&tee);
+}
+
+#[test]
+fn a_browser_without_webmcp_gets_a_clear_console_message() {
+    let app = test_app(|b| b, |w| w);
+    let served = serve(|| app.router());
+    run("unsupported", &served.base(), &[]);
+}
