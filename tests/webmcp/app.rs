@@ -214,7 +214,9 @@ impl TestApp {
                     async move {
                         match polyfill.and_then(|p| std::fs::read_to_string(p).ok()) {
                             Some(js) => ([("content-type", "text/javascript")], js).into_response(),
-                            None => (axum::http::StatusCode::NOT_FOUND, "no polyfill").into_response(),
+                            None => {
+                                (axum::http::StatusCode::NOT_FOUND, "no polyfill").into_response()
+                            }
                         }
                     }
                 }),
@@ -226,10 +228,12 @@ impl TestApp {
 
 /// `router` with every request and every response byte recorded into `tee`.
 pub fn with_tee(router: Router, tee: Arc<Tee>) -> Router {
-    router.layer(axum::middleware::from_fn(move |req: Request, next: Next| {
-        let tee = Arc::clone(&tee);
-        async move { teed(tee, req, next).await }
-    }))
+    router.layer(axum::middleware::from_fn(
+        move |req: Request, next: Next| {
+            let tee = Arc::clone(&tee);
+            async move { teed(tee, req, next).await }
+        },
+    ))
 }
 
 async fn teed(tee: Arc<Tee>, req: Request, next: Next) -> Response {
@@ -315,10 +319,17 @@ fn page(confirm: bool, head: &str) -> String {
     )
 }
 
-/// The page's own tool with the name of one of the app's: the browser refuses
-/// the shim's registration of that name, and the shim must report it.
+/// Three tools the browser does not keep, which the shim must report: the
+/// page's own tool has the name of one of the app's (Chromium refuses the
+/// duplicate); a page script renames `extra.hello` to `extra/hello` on its way
+/// to the browser (Chromium refuses the name); and it swallows `slow.wait`
+/// without an error (a silent drop, found only by reading `getTools()`).
 const DUP: &str = r#"<script>
-  document.modelContext.registerTool({
+  const original = document.modelContext.registerTool.bind(document.modelContext);
+  document.modelContext.registerTool = (tool, options) =>
+    tool.name === "slow.wait" ? Promise.resolve()
+      : original(tool.name === "extra.hello" ? {...tool, name: "extra/hello"} : tool, options);
+  original({
     name: "notes.read", description: "the page's own", inputSchema: {type: "object"},
     execute: async () => ({content: [{type: "text", text: "page"}]}),
   });

@@ -203,15 +203,16 @@ async def confirm(p, base):
     await wait_for(lambda: _lacks(page, "pay.send"), "pay.send unregistered without a dialog")
     await page.evaluate("() => { window.toolmarkWebMcp.onConfirm = window.__saved; }")
     await wait_for(lambda: _has(page, "pay.send"), "pay.send registered again")
+    # The connection breaks (the proxy cuts it and holds new ones) while a
+    # scope is hidden: after the reconnect the page re-syncs.
     api = await p.request.new_context()
-    await context.set_offline(True)
-    await asyncio.sleep(0.5)
-    hide = await api.post(base + "/test/extra/hide")
-    check(hide.ok, "hid extra")
-    await asyncio.sleep(0.5)
-    await context.set_offline(False)
+    control, direct = sys.argv[4], sys.argv[5]
+    check((await api.post(control + "/proxy/cut")).ok, "cut")
+    check((await api.post(direct + "/test/extra/hide")).ok, "hid extra")
+    await asyncio.sleep(0.3)
+    check((await api.post(control + "/proxy/resume")).ok, "resumed")
     await wait_for(lambda: _lacks(page, "extra.hello"), "extra.hello unregistered after the reconnect", 20)
-    await api.post(base + "/test/extra/show")
+    await api.post(direct + "/test/extra/show")
     await wait_for(lambda: _has(page, "extra.hello"), "extra.hello back")
     counts = await page.evaluate("() => window.__registered")
     listed = await names(page)
@@ -257,13 +258,17 @@ async def dup(p, base):
     await page.goto(base + "/dup")
     await page.evaluate("() => window.toolmarkWebMcp.ready")
     refused = await page.evaluate("() => window.toolmarkWebMcp.refused")
-    check([r["name"] for r in refused] == ["notes.read"], refused)
+    check(sorted(r["name"] for r in refused) == ["extra.hello", "notes.read", "slow.wait"], refused)
+    reasons = {r["name"]: r["reason"] for r in refused}
+    check("Duplicate" in reasons["notes.read"], reasons)
+    check("Invalid tool name" in reasons["extra.hello"], reasons)
+    check("getTools" in reasons["slow.wait"], reasons)
     check(any(c.startswith("error:") and "did not register" in c for c in console), console)
     listed = await names(page)
     check(listed.count("notes.read") == 1, listed)
-    check("pay.send" in listed, listed)
+    check("pay.send" in listed and "extra.hello" not in listed and "slow.wait" not in listed, listed)
     await browser.close()
-    return {}
+    return {"refused": refused}
 
 
 async def attacker(p, base, evil_base):

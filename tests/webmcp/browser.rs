@@ -86,6 +86,82 @@ impl Served {
     fn base(&self) -> String {
         format!("http://127.0.0.1:{}", self.addr.port())
     }
+
+    /// A TCP proxy in front of the app, which the test can cut: every open
+    /// connection closes, and new ones are closed at once until it resumes.
+    /// Its control endpoints (`/proxy/cut`, `/proxy/resume`) are served at the
+    /// address returned second; the app itself, directly, at the third.
+    fn behind_proxy(self) -> (Served, String, String) {
+        let direct = self.base();
+        let upstream = self.addr;
+        let control = Arc::new(ProxyControl::default());
+        let listener = self
+            .rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let c = Arc::clone(&control);
+        self.rt.spawn(async move {
+            loop {
+                let Ok((mut inbound, _)) = listener.accept().await else {
+                    return;
+                };
+                if c.held.load(Ordering::SeqCst) {
+                    continue; // dropped: closed at once
+                }
+                let cut = c.cut.lock().unwrap().clone();
+                tokio::spawn(async move {
+                    let Ok(mut out) = tokio::net::TcpStream::connect(upstream).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut out) => {}
+                        () = cut.cancelled() => {}
+                    }
+                });
+            }
+        });
+        // The control routes, on a server of their own.
+        let c = Arc::clone(&control);
+        let control_listener = self
+            .rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let control_addr = control_listener.local_addr().unwrap();
+        let router = self.rt.block_on(async move {
+            let (cut, resume) = (Arc::clone(&c), c);
+            Router::new()
+                .route(
+                    "/proxy/cut",
+                    axum::routing::post(move || {
+                        cut.held.store(true, Ordering::SeqCst);
+                        let old = std::mem::take(&mut *cut.cut.lock().unwrap());
+                        old.cancel();
+                        async { "cut" }
+                    }),
+                )
+                .route(
+                    "/proxy/resume",
+                    axum::routing::post(move || {
+                        resume.held.store(false, Ordering::SeqCst);
+                        async { "resumed" }
+                    }),
+                )
+        });
+        self.rt
+            .spawn(async move { axum::serve(control_listener, router).await });
+        (
+            Served { rt: self.rt, addr },
+            format!("http://127.0.0.1:{}", control_addr.port()),
+            direct,
+        )
+    }
+}
+
+#[derive(Default)]
+struct ProxyControl {
+    held: std::sync::atomic::AtomicBool,
+    cut: std::sync::Mutex<tokio_util::sync::CancellationToken>,
 }
 
 /// Run one scenario of `browser.py`; its `RESULT` JSON.
@@ -148,13 +224,16 @@ fn the_example_in_chromium_lists_calls_confirms_in_its_dialog_and_follows_its_sc
 fn consequential_calls_wait_for_on_confirm_and_re_sync_never_duplicates() {
     let app = test_app(|b| b, |w| w);
     let tee = Arc::clone(&app.tee);
-    let served = serve(|| app.router());
-    let Some(_) = run("confirm", &served.base(), &[]) else {
+    let (served, control, direct) = serve(|| app.router()).behind_proxy();
+    let Some(_) = run("confirm", &served.base(), &[&control, &direct]) else {
         return;
     };
     assert_eq!(app.runs.load(Ordering::SeqCst), 1, "approved: ran once");
     let seen = app.seen.lock().unwrap()[0].clone();
-    assert_eq!(seen["card"]["number"], CANARY_NUMBER, "the tool got the real value");
+    assert_eq!(
+        seen["card"]["number"], CANARY_NUMBER,
+        "the tool got the real value"
+    );
     assert_eq!(seen["card"]["cvc"], CANARY_CVC);
     // The agent's timeout aborted execute's signal: the call was cancelled.
     for _ in 0..100 {
@@ -163,8 +242,12 @@ fn consequential_calls_wait_for_on_confirm_and_re_sync_never_duplicates() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(app.cancelled.load(Ordering::SeqCst), "slow.wait was cancelled");
-    // The page reconnected its stream (several requests) and re-synced.
+    assert!(
+        app.cancelled.load(Ordering::SeqCst),
+        "slow.wait was cancelled"
+    );
+    // The page's stream was replaced twice (its dialog went and came back) and
+    // was cut once: at least four streams, each re-synced.
     let streams = tee
         .requests
         .lock()
@@ -172,7 +255,8 @@ fn consequential_calls_wait_for_on_confirm_and_re_sync_never_duplicates() {
         .iter()
         .filter(|r| r.1 == "/toolmark/stream")
         .count();
-    assert!(streams >= 3, "{streams} stream requests");
+    eprintln!("{streams} stream requests");
+    assert!(streams >= 4, "{streams} stream requests");
     assert_no_secret(&tee);
 }
 
@@ -197,7 +281,9 @@ fn a_page_without_on_confirm_does_not_list_consequential_tools() {
 fn tools_the_browser_refuses_are_reported() {
     let app = test_app(|b| b, |w| w);
     let served = serve(|| app.router());
-    run("dup", &served.base(), &[]);
+    if let Some(result) = run("dup", &served.base(), &[]) {
+        eprintln!("refused: {}", result["refused"]);
+    }
 }
 
 #[test]
@@ -210,6 +296,7 @@ fn another_origin_in_the_browser_is_refused_and_runs_nothing() {
     let Some(result) = run("attacker", &served.base(), &[&evil]) else {
         return;
     };
+    eprintln!("what the attacker's page saw: {result}");
     assert_eq!(app.runs.load(Ordering::SeqCst), 0);
     let requests = tee.requests.lock().unwrap();
     let from_evil: Vec<_> = requests
@@ -218,6 +305,7 @@ fn another_origin_in_the_browser_is_refused_and_runs_nothing() {
         .collect();
     assert!(!from_evil.is_empty(), "{result}");
     for r in &from_evil {
+        eprintln!("from the other origin: {} {} → {}", r.0, r.1, r.2);
         assert!(r.2 >= 400, "{r:?} was answered");
     }
 }
@@ -225,7 +313,9 @@ fn another_origin_in_the_browser_is_refused_and_runs_nothing() {
 #[test]
 fn the_polyfill_in_a_chromium_without_webmcp_works_too() {
     if polyfill_path().is_none() {
-        let _ = missing("no @mcp-b/webmcp-polyfill under .ci/node (npm install @mcp-b/webmcp-polyfill)");
+        let _ = missing(
+            "no @mcp-b/webmcp-polyfill under .ci/node (npm install @mcp-b/webmcp-polyfill)",
+        );
         return;
     }
     let app = test_app(|b| b, |w| w);

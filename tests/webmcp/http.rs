@@ -11,9 +11,9 @@ use axum::response::Response;
 use axum::Router;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
-use tower::ServiceExt;
 use toolmark::event::Event;
 use toolmark::{Caller, Decision};
+use tower::ServiceExt;
 
 use crate::app::{long_name, test_app, TestApp, CANARY_CVC, CANARY_NUMBER};
 
@@ -95,7 +95,11 @@ impl Lines {
 async fn open_stream(router: &Router, token: &str, confirm: bool) -> Lines {
     let res = send(
         router,
-        request("/stream", Some(token), json!({"confirm": confirm}).to_string()),
+        request(
+            "/stream",
+            Some(token),
+            json!({"confirm": confirm}).to_string(),
+        ),
     )
     .await;
     assert_eq!(res.status(), StatusCode::OK);
@@ -271,11 +275,7 @@ async fn another_pages_token_cannot_answer_this_pages_confirmation() {
     assert_eq!(request["input"]["card"]["number"], "[redacted]");
     assert_eq!(request["caller"], "webmcp");
     // Page B answers A's confirmation: refused, nothing runs.
-    let res = send(
-        &router,
-        request_answer(&b, &id, json!({"approved": true})),
-    )
-    .await;
+    let res = send(&router, request_answer(&b, &id, json!({"approved": true}))).await;
     assert_eq!(res.status(), StatusCode::NOT_FOUND);
     assert_eq!(app.runs.load(Ordering::SeqCst), 0);
     // A answers: rejected with its reason, still nothing ran.
@@ -328,10 +328,16 @@ async fn an_approval_runs_once_with_the_real_values_and_no_secret_leaves() {
     let all = format!("{asked}{result}");
     assert_eq!(result["result"]["isError"], false, "{result}");
     assert_eq!(result["result"]["structuredContent"]["last4"], "3187");
-    assert_eq!(result["result"]["structuredContent"]["paid"], "rent, edited");
+    assert_eq!(
+        result["result"]["structuredContent"]["paid"],
+        "rent, edited"
+    );
     // The tool's echo of the number is scrubbed by Toolmark.
     assert_eq!(result["result"]["structuredContent"]["echo"], "[redacted]");
-    assert!(!all.contains(CANARY_NUMBER) && !all.contains(CANARY_CVC), "{all}");
+    assert!(
+        !all.contains(CANARY_NUMBER) && !all.contains(CANARY_CVC),
+        "{all}"
+    );
     assert_eq!(app.runs.load(Ordering::SeqCst), 1);
     let seen = app.seen.lock().unwrap()[0].clone();
     assert_eq!(seen["card"]["number"], CANARY_NUMBER);
@@ -463,7 +469,10 @@ async fn closing_the_call_cancels_it() {
             other => panic!("no call_finished: {other:?}"),
         }
     }
-    assert!(app.cancelled.load(Ordering::SeqCst), "the tool saw its signal");
+    assert!(
+        app.cancelled.load(Ordering::SeqCst),
+        "the tool saw its signal"
+    );
 }
 
 #[tokio::test]
