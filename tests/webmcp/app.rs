@@ -48,7 +48,16 @@ pub struct TestApp {
 #[derive(Default)]
 pub struct Tee {
     pub bytes: Mutex<Vec<u8>>,
-    pub requests: Mutex<Vec<(String, String, u16, Option<String>)>>,
+    pub requests: Mutex<Vec<Seen>>,
+}
+
+/// One request the app answered.
+#[derive(Debug)]
+pub struct Seen {
+    pub method: String,
+    pub path: String,
+    pub status: u16,
+    pub origin: Option<String>,
 }
 
 pub fn pay_schema() -> Value {
@@ -206,6 +215,10 @@ impl TestApp {
             .route("/plain", get(|| async { Html(page(false, "")) }))
             .route("/dup", get(|| async { Html(page(true, DUP)) }))
             .route("/polyfill", get(|| async { Html(page(true, POLYFILL)) }))
+            .route(
+                "/interaction",
+                get(|| async { Html(page(true, INTERACTION)) }),
+            )
             .route("/evil", get(|| async { Html(EVIL) }))
             .route(
                 "/polyfill.js",
@@ -245,10 +258,12 @@ async fn teed(tee: Arc<Tee>, req: Request, next: Next) -> Response {
         .and_then(|o| o.to_str().ok())
         .map(str::to_owned);
     let res = next.run(req).await;
-    tee.requests
-        .lock()
-        .unwrap()
-        .push((method, path, res.status().as_u16(), origin));
+    tee.requests.lock().unwrap().push(Seen {
+        method,
+        path,
+        status: res.status().as_u16(),
+        origin,
+    });
     let (parts, body) = res.into_parts();
     let body = body.into_data_stream().inspect(move |chunk| {
         if let Ok(bytes) = chunk {
@@ -333,6 +348,21 @@ const DUP: &str = r#"<script>
     name: "notes.read", description: "the page's own", inputSchema: {type: "object"},
     execute: async () => ({content: [{type: "text", text: "page"}]}),
   });
+</script>"#;
+
+/// A browser that offers `requestUserInteraction` to `execute` (Chromium 156
+/// does not yet): a page script hands every `execute` a client that has one,
+/// and counts its uses in `window.__interactions`.
+const INTERACTION: &str = r#"<script>
+  window.__interactions = 0;
+  const original = document.modelContext.registerTool.bind(document.modelContext);
+  document.modelContext.registerTool = (tool, options) => original({
+    ...tool,
+    execute: (input, client) => tool.execute(input, {
+      signal: client && client.signal,
+      requestUserInteraction: async (callback) => { window.__interactions += 1; return await callback(); },
+    }),
+  }, options);
 </script>"#;
 
 const POLYFILL: &str = r#"<script src="/polyfill.js"></script>"#;

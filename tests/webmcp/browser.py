@@ -235,6 +235,28 @@ async def confirm(p, base):
     return {"counts": counts}
 
 
+async def interaction(p, base):
+    """Where execute's client offers requestUserInteraction, onConfirm runs in it."""
+    browser = await launch(p)
+    page = await browser.new_page()
+    await page.goto(base + "/interaction")
+    await page.evaluate("() => window.toolmarkWebMcp.ready")
+    call = asyncio.create_task(
+        page.webmcp.call_tool("pay.send", {"title": "rent", "card": {"number": CANARY[0], "cvc": CANARY[1]}})
+    )
+    await wait_for(lambda: page.evaluate("() => window.__asked.length === 1"), "onConfirm asked")
+    check(await page.evaluate("() => window.__interactions") == 1, "asked inside requestUserInteraction")
+    await page.evaluate("() => window.__answer(0, {approved: false, reason: 'not in this tab'})")
+    r = await call
+    check(r["isError"] is True and "not in this tab" in r["content"][0]["text"], r)
+    # A read tool asks nothing.
+    r = await page.webmcp.call_tool("notes.read", {})
+    check(r["isError"] is False, r)
+    check(await page.evaluate("() => window.__interactions") == 1, "no interaction for a read")
+    await browser.close()
+    return {}
+
+
 async def plain(p, base):
     """A page without onConfirm: no guarded tools, and the console says so."""
     browser = await launch(p)

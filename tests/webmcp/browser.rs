@@ -253,11 +253,21 @@ fn consequential_calls_wait_for_on_confirm_and_re_sync_never_duplicates() {
         .lock()
         .unwrap()
         .iter()
-        .filter(|r| r.1 == "/toolmark/stream")
+        .filter(|r| r.path == "/toolmark/stream")
         .count();
     eprintln!("{streams} stream requests");
     assert!(streams >= 4, "{streams} stream requests");
     assert_no_secret(&tee);
+}
+
+#[test]
+fn on_confirm_runs_inside_request_user_interaction_where_offered() {
+    let app = test_app(|b| b, |w| w);
+    let served = serve(|| app.router());
+    let Some(_) = run("interaction", &served.base(), &[]) else {
+        return;
+    };
+    assert_eq!(app.runs.load(Ordering::SeqCst), 0, "rejected: nothing ran");
 }
 
 #[test]
@@ -301,12 +311,15 @@ fn another_origin_in_the_browser_is_refused_and_runs_nothing() {
     let requests = tee.requests.lock().unwrap();
     let from_evil: Vec<_> = requests
         .iter()
-        .filter(|r| r.1.starts_with("/toolmark/") && r.3.as_deref() == Some(evil.as_str()))
+        .filter(|r| r.path.starts_with("/toolmark/") && r.origin.as_deref() == Some(evil.as_str()))
         .collect();
     assert!(!from_evil.is_empty(), "{result}");
     for r in &from_evil {
-        eprintln!("from the other origin: {} {} → {}", r.0, r.1, r.2);
-        assert!(r.2 >= 400, "{r:?} was answered");
+        eprintln!(
+            "from the other origin: {} {} → {}",
+            r.method, r.path, r.status
+        );
+        assert!(r.status >= 400, "{r:?} was answered");
     }
 }
 

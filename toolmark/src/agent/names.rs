@@ -18,7 +18,7 @@ pub(crate) enum Target {
     /// An LLM provider's function-calling format.
     Provider(Provider),
     /// `document.modelContext.registerTool` (Chromium keeps `[A-Za-z0-9_.-]{1,128}`
-    /// and silently drops any other name).
+    /// and refuses any other name).
     #[cfg_attr(not(feature = "webmcp"), allow(dead_code))]
     WebMcp,
 }

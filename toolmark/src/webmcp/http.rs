@@ -59,6 +59,27 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
+/// A request refused before anything ran: a status, a stable code and a message.
+struct Rejected {
+    status: StatusCode,
+    code: &'static str,
+    message: &'static str,
+}
+
+impl IntoResponse for Rejected {
+    fn into_response(self) -> Response {
+        refuse(self.status, self.code, self.message)
+    }
+}
+
+const fn rejected(status: StatusCode, code: &'static str, message: &'static str) -> Rejected {
+    Rejected {
+        status,
+        code,
+        message,
+    }
+}
+
 fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
     let mut r = (
         status,
@@ -194,54 +215,39 @@ async fn check_page_origin(State(s): State<Arc<Shared>>, req: Request, next: Nex
 }
 
 /// The page a request's token names.
-fn page_of(s: &Shared, headers: &HeaderMap) -> Result<Arc<Page>, Response> {
+fn page_of(s: &Shared, headers: &HeaderMap) -> Result<Arc<Page>, Rejected> {
     headers
         .get(TOKEN_HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(|t| s.pages.get(t))
-        .ok_or_else(|| {
-            refuse(
-                StatusCode::UNAUTHORIZED,
-                "unknown_page",
-                "No page session with this token: load the page again",
-            )
-        })
+        .ok_or(rejected(
+            StatusCode::UNAUTHORIZED,
+            "unknown_page",
+            "No page session with this token: load the page again",
+        ))
 }
 
 /// The request body as `T`, within the body limit (also without a
 /// `Content-Length`).
-async fn read_json<T: for<'de> Deserialize<'de>>(s: &Shared, body: Body) -> Result<T, Response> {
+/// The body is never echoed back: it may hold a secret.
+async fn read_json<T: for<'de> Deserialize<'de>>(s: &Shared, body: Body) -> Result<T, Rejected> {
     let bytes = axum::body::to_bytes(body, s.body_limit)
         .await
         .map_err(|_| {
-            refuse(
+            rejected(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "too_large",
                 "Request body too large",
             )
         })?;
     serde_json::from_slice(&bytes).map_err(|e| {
-        refuse(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            &format!("Invalid request body: {}", e.classify_name()),
-        )
+        let message = match e.classify() {
+            serde_json::error::Category::Data => "Invalid request body: unexpected shape",
+            serde_json::error::Category::Eof => "Invalid request body: truncated",
+            _ => "Invalid request body: not JSON",
+        };
+        rejected(StatusCode::BAD_REQUEST, "bad_request", message)
     })
-}
-
-trait Classify {
-    fn classify_name(&self) -> &'static str;
-}
-
-impl Classify for serde_json::Error {
-    fn classify_name(&self) -> &'static str {
-        match self.classify() {
-            serde_json::error::Category::Io => "unreadable",
-            serde_json::error::Category::Syntax => "not JSON",
-            serde_json::error::Category::Data => "unexpected shape",
-            serde_json::error::Category::Eof => "truncated",
-        }
-    }
 }
 
 async fn script() -> Response {
@@ -328,15 +334,13 @@ impl Streaming {
 /// `POST /stream`: server-sent events for this page — a `tools` message now and
 /// after every change of what the page sees. One stream per page: opening a new
 /// one ends the previous one.
-async fn stream(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
-    let page = match page_of(&s, &headers) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let req: StreamRequest = match read_json(&s, body).await {
-        Ok(r) => r,
-        Err(r) => return r,
-    };
+async fn stream(
+    State(s): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Rejected> {
+    let page = page_of(&s, &headers)?;
+    let req: StreamRequest = read_json(&s, body).await?;
     let (n, open) = page.open_stream(req.confirm);
     let mut st = Streaming {
         events: s.catalog.tm.events(),
@@ -381,7 +385,7 @@ async fn stream(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Body) ->
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    r
+    Ok(r)
 }
 
 #[derive(Deserialize)]
@@ -426,21 +430,19 @@ impl ConfirmHandler for PageConfirm {
 /// response is newline-delimited JSON: `confirm` lines while the page's dialog
 /// is asked, then one `result` line. Closing the response (the page aborted the
 /// call) cancels the call.
-async fn call(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
-    let page = match page_of(&s, &headers) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let req: CallRequest = match read_json(&s, body).await {
-        Ok(r) => r,
-        Err(r) => return r,
-    };
+async fn call(
+    State(s): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Rejected> {
+    let page = page_of(&s, &headers)?;
+    let req: CallRequest = read_json(&s, body).await?;
     let Some(open) = page.open_call(s.options.max_open_calls) else {
-        return refuse(
+        return Err(rejected(
             StatusCode::TOO_MANY_REQUESTS,
             "too_many_calls",
             "Too many open calls from this page: wait for one to finish",
-        );
+        ));
     };
     let listing = s.catalog.listing();
     let ndjson = |body: Body| {
@@ -459,9 +461,9 @@ async fn call(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> R
             "No such tool is available now: the page's tool list is being updated",
             &[],
         );
-        return ndjson(Body::from(line(
+        return Ok(ndjson(Body::from(line(
             &json!({"type": "result", "result": result}),
-        )));
+        ))));
     };
     let (tx, rx) = mpsc::channel::<Bytes>(4);
     let cancel = CancellationToken::new();
@@ -488,7 +490,7 @@ async fn call(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> R
             .await
             .map(|b| (Ok::<_, Infallible>(b), (rx, guard)))
     });
-    ndjson(Body::from_stream(body))
+    Ok(ndjson(Body::from_stream(body)))
 }
 
 #[derive(Deserialize)]
@@ -503,28 +505,26 @@ struct AnswerRequest {
 }
 
 /// `POST /answer`: the page's answer to one of its own open confirmations.
-async fn answer(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
-    let page = match page_of(&s, &headers) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let req: AnswerRequest = match read_json(&s, body).await {
-        Ok(r) => r,
-        Err(r) => return r,
-    };
+async fn answer(
+    State(s): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Rejected> {
+    let page = page_of(&s, &headers)?;
+    let req: AnswerRequest = read_json(&s, body).await?;
     let decision = Decision {
         approved: req.approved,
         input: req.input,
         reason: req.reason,
     };
     if page.answer(&req.confirm_id, decision) {
-        StatusCode::NO_CONTENT.into_response()
+        Ok(StatusCode::NO_CONTENT.into_response())
     } else {
-        refuse(
+        Err(rejected(
             StatusCode::NOT_FOUND,
             "unknown_confirmation",
             "This page has no open confirmation with this id",
-        )
+        ))
     }
 }
 
@@ -541,14 +541,13 @@ struct ReportRequest {
 }
 
 /// `POST /report`: the tools the browser did not keep, logged for the app.
-async fn report(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
-    if let Err(r) = page_of(&s, &headers) {
-        return r;
-    }
-    let req: ReportRequest = match read_json(&s, body).await {
-        Ok(r) => r,
-        Err(r) => return r,
-    };
+async fn report(
+    State(s): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Rejected> {
+    page_of(&s, &headers)?;
+    let req: ReportRequest = read_json(&s, body).await?;
     let listing = s.catalog.listing();
     for r in req.refused.iter().take(64) {
         // Only names this app serves are logged (a page cannot write arbitrary
@@ -563,7 +562,7 @@ async fn report(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Body) ->
             tracing::warn!(target: "toolmark", tool, reason, "webmcp: the browser did not register this tool");
         }
     }
-    StatusCode::NO_CONTENT.into_response()
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 #[cfg(test)]

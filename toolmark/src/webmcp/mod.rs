@@ -35,12 +35,15 @@
 //!   `destructiveHint`) and `untrustedContentHint` (open-world); Toolmark's own
 //!   hints are passed along beside them.
 //! - **Names** the browser keeps: Chromium registers only names matching
-//!   `[A-Za-z0-9_.-]{1,128}` and silently drops others. Toolmark's dotted names
-//!   fit as they are; a name that does not (a dynamic tool's, or a long one) is
-//!   mapped to a stable, reversible form (`…_1a2b3c4d`), never onto another
-//!   tool's. After registering, the shim reads `getTools()` and reports every tool
-//!   the browser did not keep (a `console.error` in the page, a `warn` on the
-//!   `toolmark` tracing target in the app, and `toolmarkWebMcp.refused`).
+//!   `[A-Za-z0-9_.-]{1,128}`; any other name is refused (through the promise
+//!   `registerTool` returns, which a page that does not await it never sees) and
+//!   the tool never appears. Toolmark's dotted names fit as they are; a longer
+//!   one is cut to a stable, reversible form (`…_1a2b3c4d`, as for the LLM
+//!   providers' formats), never onto another tool's name, and calls map back.
+//!   No tool is lost silently: the shim awaits every registration, then reads
+//!   `getTools()`, and reports every tool the browser did not keep (a
+//!   `console.error` in the page, a `warn` on the `toolmark` tracing target in
+//!   the app, and `toolmarkWebMcp.refused`, each with the browser's reason).
 //! - **Scopes follow the UI**: a scope shown, hidden or disposed registers or
 //!   unregisters its tools at once. The page holds one server-sent event stream
 //!   (a new one replaces the old); after a reconnect it gets the whole list
