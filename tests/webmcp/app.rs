@@ -196,7 +196,18 @@ impl TestApp {
         let tee = Arc::clone(&self.tee);
         let polyfill = polyfill_path();
         let (show, hide) = (self.extra.clone(), self.extra.clone());
+        let (started, cancelled) = (self.slow_started.clone(), self.cancelled.clone());
         let router = Router::new()
+            .route(
+                "/test/slow",
+                get(move || {
+                    let body = json!({
+                        "started": started.load(Ordering::SeqCst),
+                        "cancelled": cancelled.load(Ordering::SeqCst),
+                    });
+                    async move { body.to_string() }
+                }),
+            )
             .route(
                 "/test/extra/show",
                 axum::routing::post(move || {
@@ -293,8 +304,11 @@ fn page(confirm: bool, head: &str) -> String {
         r#"
   window.__asked = [];
   window.__answers = [];
+  window.__closed = [];
   window.toolmarkWebMcp = {
-    onConfirm(request) {
+    onConfirm(request, { signal }) {
+      // The shim closes the dialog when the call ends without an answer.
+      signal.addEventListener("abort", () => window.__closed.push(request.confirmId));
       return new Promise((resolve) => {
         window.__asked.push(request);
         window.__answers.push(resolve);

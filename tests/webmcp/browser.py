@@ -160,6 +160,28 @@ async def example(p, base):
     return {"console": console}
 
 
+async def _json(api, url, key):
+    return (await (await api.get(url)).json())[key]
+
+
+async def start_abortable(page, label, name, input):
+    """Call `name` through Chromium's executeTool with an AbortSignal; abort with
+    window.__abort[label](); window.__outcome[label] is the result or the error's name."""
+    await page.evaluate(
+        """async ([label, name, input]) => {
+            window.__abort = window.__abort || {};
+            window.__outcome = window.__outcome || {};
+            const mc = document.modelContext;
+            const tool = (await mc.getTools()).find(t => t.name === name);
+            const c = new AbortController();
+            const done = mc.executeTool(tool, input, {signal: c.signal}).then(
+                r => { window.__outcome[label] = r; }, e => { window.__outcome[label] = e.name; });
+            window.__abort[label] = async () => { c.abort(); await done; };
+        }""",
+        [label, name, input],
+    )
+
+
 async def _has(page, name):
     return name in await names(page)
 
@@ -221,14 +243,21 @@ async def confirm(p, base):
         want = 2 if name in ("pay.send", "extra.hello") else 1
         check(n == want, f"{name} registered {n} times: {counts}")
 
-    # The agent gives up on a call: the browser aborts execute's signal.
-    try:
-        await page.webmcp.call_tool("slow.wait", {}, timeout=1500)
-        check(False, "slow.wait returned")
-    except AssertionError:
-        raise
-    except Exception:
-        pass
+    # An agent in the page gives up on a call (Chromium's own executeTool with
+    # an AbortSignal): execute's signal aborts, the app cancels the run.
+    await start_abortable(page, "slow", "slow.wait", {})
+    await wait_for(lambda: _json(api, direct + "/test/slow", "started"), "slow.wait started")
+    await page.evaluate("() => window.__abort.slow()")
+    check(await page.evaluate("() => window.__outcome.slow") == "AbortError", "the call was aborted")
+    await wait_for(lambda: _json(api, direct + "/test/slow", "cancelled"), "slow.wait cancelled")
+
+    # ... while the dialog is open: the dialog is closed, nothing runs.
+    await start_abortable(page, "late", "pay.send", {"title": "late", "card": {"number": CANARY[0], "cvc": CANARY[1]}})
+    await wait_for(lambda: page.evaluate("() => window.__asked.length === 2"), "asked again")
+    await page.evaluate("() => window.__abort.late()")
+    asked = await page.evaluate("() => window.__asked.map(r => r.confirmId)")
+    await wait_for(lambda: page.evaluate("() => window.__closed.length"), "the dialog closed")
+    check(await page.evaluate("() => window.__closed") == [asked[1]], "closed the open one")
     await no_secret_in_dom(page, console)
     await api.dispose()
     await browser.close()

@@ -282,22 +282,44 @@ async function execute(tool, input, client) {
     } catch (_) {}
     return failure(res.status === 429 ? "busy" : "unavailable", message);
   }
+  // A dialog is open while the call waits for its answer; the call goes on
+  // reading, so a result that comes first (expiry, cancellation) closes it.
+  const dialogs = new Set();
+  const closeDialogs = () => {
+    for (const d of dialogs) d.abort();
+    dialogs.clear();
+  };
+  if (signal) signal.addEventListener("abort", closeDialogs, { once: true });
   try {
     for await (const line of lines(res.body)) {
       if (!line) continue;
       const msg = JSON.parse(line);
       if (msg.type === "confirm") {
-        const answer = await ask(msg.request, client, signal);
-        const sent = await post("answer", answer, signal);
-        if (!sent.ok && sent.status !== 404) console.warn(TAG, "the answer was refused:", sent.status);
+        const dialog = new AbortController();
+        dialogs.add(dialog);
+        ask(msg.request, client, dialog.signal)
+          .then((answer) => {
+            dialogs.delete(dialog);
+            if (dialog.signal.aborted) return null;
+            return post("answer", answer, signal);
+          })
+          .then((sent) => {
+            if (sent && !sent.ok && sent.status !== 404) console.warn(TAG, "the answer was refused:", sent.status);
+          })
+          .catch(() => {});
       } else if (msg.type === "result") {
+        closeDialogs();
         return msg.result;
       }
     }
   } catch (e) {
+    closeDialogs();
     if (signal && signal.aborted) return failure("cancelled", "The call was cancelled");
     return failure("unavailable", "The connection to the app was lost during the call");
+  } finally {
+    if (signal) signal.removeEventListener("abort", closeDialogs);
   }
+  closeDialogs();
   return failure("unavailable", "The app closed the call without a result");
 }
 
