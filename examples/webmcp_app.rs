@@ -18,6 +18,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse};
 use axum::routing::{get, post};
 use axum::Router;
@@ -161,12 +162,12 @@ pub fn app() -> (Router, Toolmark, Arc<Todos>) {
                 "/api/archive/show",
                 post({
                     let archive = archive.clone();
-                    move || archive_toggle(archive.clone(), true)
+                    move |h: HeaderMap| archive_toggle(archive.clone(), true, h)
                 }),
             )
             .route(
                 "/api/archive/hide",
-                post(move || archive_toggle(archive.clone(), false)),
+                post(move |h: HeaderMap| archive_toggle(archive.clone(), false, h)),
             )
     };
     let router = Router::new()
@@ -176,13 +177,19 @@ pub fn app() -> (Router, Toolmark, Arc<Todos>) {
     (router, tm, todos)
 }
 
-async fn archive_toggle(archive: Scope, show: bool) -> &'static str {
-    archive.set_when(show);
-    if show {
-        "shown"
-    } else {
-        "hidden"
+/// The page's buttons. The app's own API takes only its page's requests, like
+/// the WebMCP endpoints: a header another origin cannot send without a CORS
+/// preflight, which this app never grants.
+async fn archive_toggle(
+    archive: Scope,
+    show: bool,
+    headers: HeaderMap,
+) -> (StatusCode, &'static str) {
+    if headers.get("x-todo-app").and_then(|v| v.to_str().ok()) != Some("1") {
+        return (StatusCode::FORBIDDEN, "not from the app's page");
     }
+    archive.set_when(show);
+    (StatusCode::OK, if show { "shown" } else { "hidden" })
 }
 
 #[allow(dead_code)] // the tests include this file for `app()` and never call main
@@ -280,7 +287,8 @@ const PAGE: &str = r#"<!doctype html>
     }));
   }
   for (const [id, path] of [["archive-show", "/api/archive/show"], ["archive-hide", "/api/archive/hide"]]) {
-    document.getElementById(id).addEventListener("click", () => fetch(path, { method: "POST" }));
+    document.getElementById(id).addEventListener("click", () =>
+      fetch(path, { method: "POST", headers: { "X-Todo-App": "1" } }));
   }
   refresh();
   setInterval(refresh, 1000);
