@@ -227,6 +227,10 @@ impl TestApp {
             .route("/dup", get(|| async { Html(page(true, DUP)) }))
             .route("/polyfill", get(|| async { Html(page(true, POLYFILL)) }))
             .route(
+                "/navigator",
+                get(|| async { Html(page(true, &format!("{POLYFILL}{NAVIGATOR}"))) }),
+            )
+            .route(
                 "/interaction",
                 get(|| async { Html(page(true, INTERACTION)) }),
             )
@@ -377,6 +381,13 @@ const INTERACTION: &str = r#"<script>
       requestUserInteraction: async (callback) => { window.__interactions += 1; return await callback(); },
     }),
   }, options);
+</script>"#;
+
+/// An older draft's browser: `navigator.modelContext` only (the polyfill's
+/// alias, with `document.modelContext` taken away).
+const NAVIGATOR: &str = r#"<script>
+  delete Document.prototype.modelContext;
+  if (document.modelContext || !navigator.modelContext) throw new Error("setup");
 </script>"#;
 
 const POLYFILL: &str = r#"<script src="/polyfill.js"></script>"#;

@@ -231,6 +231,15 @@ async def confirm(p, base):
     control, direct = sys.argv[4], sys.argv[5]
     check((await api.post(control + "/proxy/cut")).ok, "cut")
     check((await api.post(direct + "/test/extra/hide")).ok, "hid extra")
+    # Meanwhile another page opens a session: at the bound of one page, this
+    # page's session (idle while cut off) makes room, so its shim must open a
+    # new one when it reconnects.
+    other = await api.post(
+        direct + "/toolmark/page",
+        headers={"Origin": direct, "X-Toolmark-WebMCP": "1", "Content-Type": "application/json"},
+        data="{}",
+    )
+    check(other.status == 201, f"another page: {other.status}")
     await asyncio.sleep(0.3)
     check((await api.post(control + "/proxy/resume")).ok, "resumed")
     await wait_for(lambda: _lacks(page, "extra.hello"), "extra.hello unregistered after the reconnect", 20)
@@ -363,6 +372,29 @@ async def polyfill(p, base):
     r = await pending
     check(r["isError"] is False and r["structuredContent"]["last4"] == "3187", r)
     await no_secret_in_dom(page, console)
+    await browser.close()
+    return {}
+
+
+async def navigator(p, base):
+    """Only navigator.modelContext (older drafts): the shim falls back to it."""
+    browser = await launch(p, webmcp=False)
+    page = await browser.new_page()
+    await page.goto(base + "/navigator")
+    await page.evaluate("() => window.toolmarkWebMcp.ready")
+    check(await page.evaluate("() => window.toolmarkWebMcp.status") == "ready", "ready")
+    check(await page.evaluate("() => document.modelContext === undefined"), "no document.modelContext")
+    listed = await page.evaluate("async () => (await navigator.modelContext.getTools()).map(t => t.name)")
+    check("notes.read" in listed, listed)
+    r = await page.evaluate(
+        """async () => {
+            const mc = navigator.modelContext;
+            const tool = (await mc.getTools()).find(t => t.name === "notes.read");
+            const r = await mc.executeTool(tool, "{}");
+            return typeof r === "string" ? JSON.parse(r) : r;
+        }"""
+    )
+    check(r["structuredContent"] == {"notes": ["alpha", "beta"]}, r)
     await browser.close()
     return {}
 

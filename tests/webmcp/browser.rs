@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use serde_json::Value;
@@ -222,7 +223,9 @@ fn the_example_in_chromium_lists_calls_confirms_in_its_dialog_and_follows_its_sc
 
 #[test]
 fn consequential_calls_wait_for_on_confirm_and_re_sync_never_duplicates() {
-    let app = test_app(|b| b, |w| w);
+    // One page session at a time, dropped as soon as it is idle and another
+    // comes: the scenario makes its page lose its session while cut off.
+    let app = test_app(|b| b, |w| w.max_pages(1).page_idle(Duration::ZERO));
     let tee = Arc::clone(&app.tee);
     let (served, control, direct) = serve(|| app.router()).behind_proxy();
     let Some(_) = run("confirm", &served.base(), &[&control, &direct]) else {
@@ -253,6 +256,16 @@ fn consequential_calls_wait_for_on_confirm_and_re_sync_never_duplicates() {
         .count();
     eprintln!("{streams} stream requests");
     assert!(streams >= 4, "{streams} stream requests");
+    // The reconnect found the session gone (401) and opened a new one.
+    let requests = tee.requests.lock().unwrap();
+    assert!(requests
+        .iter()
+        .any(|r| r.path == "/toolmark/stream" && r.status == 401));
+    let pages = requests
+        .iter()
+        .filter(|r| r.path == "/toolmark/page" && r.status == 201)
+        .count();
+    assert_eq!(pages, 3, "the page's first, the other's, the page's second");
     assert_no_secret(&tee);
 }
 
@@ -335,6 +348,19 @@ fn the_polyfill_in_a_chromium_without_webmcp_works_too() {
     };
     assert_eq!(app.runs.load(Ordering::SeqCst), 1);
     assert_no_secret(&tee);
+}
+
+#[test]
+fn navigator_model_context_is_used_where_document_has_none() {
+    if polyfill_path().is_none() {
+        let _ = missing(
+            "no @mcp-b/webmcp-polyfill under .ci/node (npm install @mcp-b/webmcp-polyfill)",
+        );
+        return;
+    }
+    let app = test_app(|b| b, |w| w);
+    let served = serve(|| app.router());
+    run("navigator", &served.base(), &[]);
 }
 
 #[test]

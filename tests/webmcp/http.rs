@@ -3,6 +3,7 @@
 //! what a page without `onConfirm` gets.
 
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -612,4 +613,63 @@ async fn bad_request_bodies_are_refused_without_echoing_them() {
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
     assert!(!text(res).await.contains(CANARY_NUMBER));
     assert_eq!(app.runs.load(Ordering::SeqCst), 0);
+}
+
+/// Captures `tracing` output (the app's log) for the test that installs it.
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Log {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Log {
+    type Writer = Log;
+    fn make_writer(&'a self) -> Log {
+        self.clone()
+    }
+}
+
+#[tokio::test]
+async fn refused_registrations_reach_the_apps_log_and_nothing_else_does() {
+    let log = Log::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(log.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let (_app, router) = app();
+    let token = new_page(&router).await;
+    let res = send(
+        &router,
+        request(
+            "/report",
+            Some(&token),
+            json!({"refused": [
+                {"name": "notes.read", "reason": "Duplicate tool name\nforged line"},
+                {"name": "not.ours", "reason": "anything"}
+            ]})
+            .to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("did not register"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(lines[0].contains("notes.read") && lines[0].contains("Duplicate tool name"));
+    // A page cannot write lines of its own into the app's log.
+    assert!(
+        !text.contains("\nforged line") && !text.contains("not.ours"),
+        "{text}"
+    );
 }
