@@ -673,3 +673,26 @@ async fn refused_registrations_reach_the_apps_log_and_nothing_else_does() {
         "{text}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_stream_gets_a_keep_alive_every_15_seconds_even_while_calls_go_on() {
+    let (_app, router) = app();
+    let token = new_page(&router).await;
+    let mut stream = open_stream(&router, &token, true).await;
+    stream.tools().await;
+    let start = tokio::time::Instant::now();
+    // Calls at 5 s and 10 s: events the stream wakes for, but sends nothing.
+    for _ in 0..2 {
+        tokio::time::advance(Duration::from_secs(5)).await;
+        let mut lines = call(&router, &token, "notes.read", json!({})).await;
+        assert_eq!(next_json(&mut lines).await["result"]["isError"], false);
+    }
+    let line = loop {
+        let line = stream.next().await.unwrap();
+        if !line.is_empty() {
+            break line;
+        }
+    };
+    assert_eq!(line, ": keep-alive");
+    assert_eq!(start.elapsed(), Duration::from_secs(15));
+}

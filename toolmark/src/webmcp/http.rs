@@ -296,6 +296,8 @@ struct Streaming {
     n: u64,
     events: crate::Events,
     sent: Option<Arc<str>>,
+    /// When to send a keep-alive if nothing else was sent by then.
+    ping: tokio::time::Instant,
     _open: StreamGuard,
 }
 
@@ -348,6 +350,7 @@ async fn stream(
         page,
         n,
         sent: None,
+        ping: tokio::time::Instant::now() + KEEP_ALIVE,
         _open: open,
     };
     let first = st.next_message();
@@ -364,13 +367,15 @@ async fn stream(
                         tokio::time::sleep(COALESCE).await;
                         while st.events.try_recv().is_ok() {}
                         if let Some(msg) = st.next_message() {
+                            st.ping = tokio::time::Instant::now() + KEEP_ALIVE;
                             return Some((msg, st));
                         }
                     }
                     Ok(_) => {}
                     Err(RecvError::Closed) => return None,
                 },
-                () = tokio::time::sleep(KEEP_ALIVE) => {
+                () = tokio::time::sleep_until(st.ping) => {
+                    st.ping = tokio::time::Instant::now() + KEEP_ALIVE;
                     return Some((Bytes::from_static(b": keep-alive\n\n"), st));
                 }
             }

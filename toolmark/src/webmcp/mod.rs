@@ -63,7 +63,12 @@
 //!   restore and re-validation as every approval (a `"[redacted]"` left in place
 //!   keeps the real value; an invalid edit asks again with the issues); a
 //!   rejection's `reason` reaches the agent. Where the browser offers
-//!   `requestUserInteraction` to `execute`, the dialog runs inside it.
+//!   `requestUserInteraction` to `execute`, the dialog runs inside it. When the
+//!   call ends first (the agent aborts, the confirmation expires), `signal`
+//!   aborts so the app can close its dialog. The page's answer decides that call
+//!   alone: it is never remembered (lasting decisions come only from the app's
+//!   own approvers), and a page's `onConfirm` is asked instead of the app's
+//!   [`ConfirmHandler`](crate::ConfirmHandler) for that page's calls.
 //! - **A page without `onConfirm`** has no confirmation path of its own: its
 //!   agent does not see consequential or destructive tools (unless the app has
 //!   another path for `WebMcp`: its [`ConfirmHandler`](crate::ConfirmHandler) or

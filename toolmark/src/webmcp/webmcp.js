@@ -118,8 +118,8 @@ async function connect() {
       if (!token) await mint();
       const res = await post("stream", { confirm: onConfirm !== null }, controller.signal);
       if (res.status === 401) {
-        token = null; // the page session ended: open a new one
-        continue;
+        token = null; // the page session ended: open a new one (after the pause below)
+        throw new Error("the page session ended");
       }
       if (!res.ok) throw new Error(`the tool stream was refused (${res.status})`);
       delay = 250;
