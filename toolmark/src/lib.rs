@@ -67,6 +67,9 @@ mod sync;
 pub mod testing;
 mod toolmark;
 mod tools;
+#[cfg(feature = "webmcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "webmcp")))]
+pub mod webmcp;
 
 pub use crate::forms::{form, wizard};
 

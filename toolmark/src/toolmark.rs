@@ -849,6 +849,22 @@ impl Inner {
                     .lacks_approver(&entry.name, entry.effect, caller))
     }
 
+    /// The tools `caller` sees when it brings a confirm handler of its own for
+    /// its calls (a WebMCP page with `onConfirm`): visible and allowed, whether
+    /// or not the app has a confirmation path for `caller`. Sorted by full name.
+    #[cfg(feature = "webmcp")]
+    pub(crate) fn manifest_with_handler(&self, caller: Caller) -> Vec<ToolInfo> {
+        self.sorted_tools()
+            .iter()
+            .filter(|e| e.scope.visible() && e.callers.contains(caller))
+            .map(|e| {
+                let mut info = e.info.clone();
+                info.needs_confirmation = e.guarded() && caller != Caller::Human;
+                info
+            })
+            .collect()
+    }
+
     pub(crate) fn is_shut_down(&self) -> bool {
         self.shut_down.load(Ordering::Acquire)
     }
