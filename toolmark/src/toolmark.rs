@@ -295,6 +295,7 @@ impl ToolmarkBuilder {
     /// #[tool(scope = "billing")]
     /// async fn refund(payment: String) -> String { format!("refunded {payment}") }
     ///
+    /// # fn main() {
     /// let tm = Toolmark::builder()
     ///     .scope_at("billing", ScopeOptions::hidden()) // the billing tab is closed
     ///     .build()
@@ -304,6 +305,7 @@ impl ToolmarkBuilder {
     ///
     /// tm.scope_at("billing").set_when(true);           // the tab opens
     /// assert!(tm.manifest(Caller::InApp).iter().any(|t| t.name == "billing.refund"));
+    /// # }
     /// ```
     ///
     /// Declaring a path again replaces its options. The scopes above it keep
