@@ -259,3 +259,50 @@ fn the_readme_is_a_short_front_page_that_says_how_to_run_everything() {
         }
     }
 }
+
+/// "Who approves when my server is a headless stdio process started by a desktop
+/// client?" has one answer, in the guide's confirmation chapter: a recipe per
+/// situation and the clients that support elicitation. The README and the MCP
+/// chapter point there instead of answering again.
+#[test]
+fn who_approves_is_answered_in_one_place() {
+    let chapter = read("toolmark/guide/confirmation.md");
+    let at = chapter
+        .find("\n## Who approves? One recipe per situation\n")
+        .expect("the confirmation chapter has the section");
+    let section = &chapter[at..];
+    for recipe in ["**A.", "**B.", "**C.", "**D.", "**E."] {
+        assert!(section.contains(recipe), "recipe {recipe}");
+    }
+    for situation in [
+        "headless stdio MCP server",
+        "ConfirmQueue",
+        "elicitation",
+        "Policies",
+    ] {
+        assert!(section.contains(situation), "{situation}");
+    }
+    assert!(
+        section.contains("| client | elicitation |"),
+        "the clients table"
+    );
+    // The URL-mode paragraph is marked for the coordinator to complete.
+    assert!(section.contains("Your app's own approval page, reached by URL"));
+
+    let anchor = "who-approves-one-recipe-per-situation";
+    assert!(
+        read("README.md").contains(anchor),
+        "the README links the answer"
+    );
+    assert!(
+        read("toolmark/guide/mcp.md").contains(anchor),
+        "the MCP chapter links the answer"
+    );
+    for other in ["mcp", "agents", "tools", "security", "scopes", "instances"] {
+        let text = read(format!("toolmark/guide/{other}.md"));
+        assert!(
+            !text.contains("| client | elicitation |"),
+            "{other}.md repeats the clients table: keep it in one place"
+        );
+    }
+}
