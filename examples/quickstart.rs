@@ -115,6 +115,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     print_manifest(&tm, "The in-app agent sees:");
 
     // The agent opens the dialog: a tool that shows a scope.
+    println!("\nThe agent calls:");
     act(
         &tm,
         "open the create dialog",
