@@ -1,8 +1,10 @@
 //! A to-do app whose own page offers its tools to browser agents (WebMCP).
 //!
 //! ```text
-//! cargo run --all-features --example webmcp_app -- --http 127.0.0.1:8932
+//! cargo run --features webmcp --example webmcp_app -- --http 127.0.0.1:8932
 //! ```
+//!
+//! (`--all-features` works too.)
 //!
 //! Open <http://127.0.0.1:8932/> in a browser with WebMCP (Chromium with
 //! `--enable-features=WebMCP`). The page loads `/toolmark/webmcp.js`, which
