@@ -6,8 +6,8 @@
 //! Needs: Python with `playwright` (`$TOOLMARK_PYTHON`, else `.ci/venv/bin/python`),
 //! Chromium (`$TOOLMARK_CHROMIUM`, else `/usr/bin/chromium`), and for the
 //! polyfill test the package under `.ci/node` (or `$TOOLMARK_WEBMCP_POLYFILL`),
-//! all installed by `.ci/run`. Without them each test says so and is skipped;
-//! under `CI` it fails.
+//! all installed by `.ci/run`. Without Python and Chromium libtest reports these
+//! tests `ignored` (never `ok`); under `CI` they run, and a missing client fails.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -27,39 +27,21 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn missing(what: &str) -> Option<()> {
-    if std::env::var_os("CI").is_some() {
-        panic!("{what} (.ci/run installs it)");
-    }
-    eprintln!("SKIPPED: {what}");
-    None
-}
-
-/// Python with Playwright, and Chromium; `None` (skip) outside CI when either is missing.
+/// Python with Playwright, and Chromium. A test that calls this carries the
+/// `toolmark_client` attribute below: without its clients libtest reports it
+/// `ignored`, never `ok` (`tests/support/external.rs`).
 fn tools() -> Option<(PathBuf, PathBuf)> {
-    let python = match std::env::var_os("TOOLMARK_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => root().join(".ci/venv/bin/python"),
-    };
+    let python = crate::external::python();
     let has_playwright = Command::new(&python)
         .args(["-c", "import playwright.async_api"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !has_playwright {
-        missing(&format!(
-            "no Python with Playwright at {} (PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 pip install playwright)",
-            python.display()
-        ))?;
-    }
-    let chromium = std::env::var_os("TOOLMARK_CHROMIUM")
-        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
-    if !chromium.exists() {
-        missing(&format!(
-            "no Chromium at {} (apt-get install chromium)",
-            chromium.display()
-        ))?;
-    }
-    Some((python, chromium))
+    assert!(
+        has_playwright,
+        "no Playwright in the Python at {}: run .ci/run (PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 pip install playwright)",
+        python.display()
+    );
+    Some((python, crate::external::chromium()))
 }
 
 /// An app served on a loopback port for as long as this lives.
@@ -201,6 +183,10 @@ fn assert_no_secret(tee: &Tee) {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(toolmark_client = "python", toolmark_client = "chromium")),
+    ignore = "needs Chromium and Python with Playwright: set TOOLMARK_CHROMIUM and TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn the_example_in_chromium_lists_calls_confirms_in_its_dialog_and_follows_its_scope() {
     let tee = Arc::new(Tee::default());
     let state = std::sync::Mutex::new(None);
@@ -222,6 +208,10 @@ fn the_example_in_chromium_lists_calls_confirms_in_its_dialog_and_follows_its_sc
 }
 
 #[test]
+#[cfg_attr(
+    not(all(toolmark_client = "python", toolmark_client = "chromium")),
+    ignore = "needs Chromium and Python with Playwright: set TOOLMARK_CHROMIUM and TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn consequential_calls_wait_for_on_confirm_and_re_sync_never_duplicates() {
     // One page session at a time, dropped as soon as it is idle and another
     // comes: the scenario makes its page lose its session while cut off.
@@ -270,6 +260,10 @@ fn consequential_calls_wait_for_on_confirm_and_re_sync_never_duplicates() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(toolmark_client = "python", toolmark_client = "chromium")),
+    ignore = "needs Chromium and Python with Playwright: set TOOLMARK_CHROMIUM and TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn on_confirm_runs_inside_request_user_interaction_where_offered() {
     let app = test_app(|b| b, |w| w);
     let served = serve(|| app.router());
@@ -280,6 +274,10 @@ fn on_confirm_runs_inside_request_user_interaction_where_offered() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(toolmark_client = "python", toolmark_client = "chromium")),
+    ignore = "needs Chromium and Python with Playwright: set TOOLMARK_CHROMIUM and TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn a_page_without_on_confirm_does_not_list_consequential_tools() {
     let app = test_app(|b| b.dev_events(true), |w| w);
     let mut events = app.tm.events();
@@ -297,6 +295,10 @@ fn a_page_without_on_confirm_does_not_list_consequential_tools() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(toolmark_client = "python", toolmark_client = "chromium")),
+    ignore = "needs Chromium and Python with Playwright: set TOOLMARK_CHROMIUM and TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn tools_the_browser_refuses_are_reported() {
     let app = test_app(|b| b, |w| w);
     let served = serve(|| app.router());
@@ -306,6 +308,10 @@ fn tools_the_browser_refuses_are_reported() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(toolmark_client = "python", toolmark_client = "chromium")),
+    ignore = "needs Chromium and Python with Playwright: set TOOLMARK_CHROMIUM and TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn another_origin_in_the_browser_is_refused_and_runs_nothing() {
     let app = test_app(|b| b, |w| w);
     let tee = Arc::clone(&app.tee);
@@ -333,13 +339,15 @@ fn another_origin_in_the_browser_is_refused_and_runs_nothing() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(toolmark_client = "python", toolmark_client = "chromium")),
+    ignore = "needs Chromium and Python with Playwright: set TOOLMARK_CHROMIUM and TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn the_polyfill_in_a_chromium_without_webmcp_works_too() {
-    if polyfill_path().is_none() {
-        let _ = missing(
-            "no @mcp-b/webmcp-polyfill under .ci/node (npm install @mcp-b/webmcp-polyfill)",
-        );
-        return;
-    }
+    assert!(
+        polyfill_path().is_some(),
+        "no @mcp-b/webmcp-polyfill under .ci/node ($TOOLMARK_WEBMCP_POLYFILL): run .ci/run"
+    );
     let app = test_app(|b| b, |w| w);
     let tee = Arc::clone(&app.tee);
     let served = serve(|| app.router());
@@ -351,21 +359,46 @@ fn the_polyfill_in_a_chromium_without_webmcp_works_too() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(toolmark_client = "python", toolmark_client = "chromium")),
+    ignore = "needs Chromium and Python with Playwright: set TOOLMARK_CHROMIUM and TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn navigator_model_context_is_used_where_document_has_none() {
-    if polyfill_path().is_none() {
-        let _ = missing(
-            "no @mcp-b/webmcp-polyfill under .ci/node (npm install @mcp-b/webmcp-polyfill)",
-        );
-        return;
-    }
+    assert!(
+        polyfill_path().is_some(),
+        "no @mcp-b/webmcp-polyfill under .ci/node ($TOOLMARK_WEBMCP_POLYFILL): run .ci/run"
+    );
     let app = test_app(|b| b, |w| w);
     let served = serve(|| app.router());
     run("navigator", &served.base(), &[]);
 }
 
 #[test]
+#[cfg_attr(
+    not(all(toolmark_client = "python", toolmark_client = "chromium")),
+    ignore = "needs Chromium and Python with Playwright: set TOOLMARK_CHROMIUM and TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn a_browser_without_webmcp_gets_a_clear_console_message() {
     let app = test_app(|b| b, |w| w);
     let served = serve(|| app.router());
     run("unsupported", &served.base(), &[]);
+}
+
+/// Without Chromium and Playwright these tests are reported ignored, never `ok`.
+#[test]
+fn the_browser_tests_are_reported_ignored_unless_chromium_is_expected() {
+    crate::external::assert_ignored_unless_expected(
+        cfg!(all(toolmark_client = "python", toolmark_client = "chromium")),
+        &[
+            "browser::the_example_in_chromium_lists_calls_confirms_in_its_dialog_and_follows_its_scope",
+            "browser::consequential_calls_wait_for_on_confirm_and_re_sync_never_duplicates",
+            "browser::on_confirm_runs_inside_request_user_interaction_where_offered",
+            "browser::a_page_without_on_confirm_does_not_list_consequential_tools",
+            "browser::tools_the_browser_refuses_are_reported",
+            "browser::another_origin_in_the_browser_is_refused_and_runs_nothing",
+            "browser::the_polyfill_in_a_chromium_without_webmcp_works_too",
+            "browser::navigator_model_context_is_used_where_document_has_none",
+            "browser::a_browser_without_webmcp_gets_a_clear_console_message",
+        ],
+    );
 }

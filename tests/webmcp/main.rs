@@ -5,6 +5,9 @@
 #[allow(unreachable_pub)]
 mod app;
 mod browser;
+#[path = "../support/external.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod external;
 mod http;
 
 /// The example, compiled here for its `app()`.
