@@ -5,13 +5,15 @@
 use serde::Serialize;
 use serde_json::Value;
 
+pub(crate) mod deferred;
 pub(crate) mod flow;
 pub mod policy;
 mod queue;
 pub(crate) mod remember;
 pub(crate) mod store;
 
-pub(crate) use flow::{ctx_confirm, defer, inline_confirm};
+pub(crate) use deferred::defer;
+pub(crate) use flow::{ctx_confirm, inline_confirm};
 pub use queue::{ConfirmQueue, QueueHandler};
 
 use std::fmt;

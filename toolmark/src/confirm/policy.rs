@@ -170,6 +170,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::remember::Remembered;
 use super::{ConfirmHandler, ConfirmRequest, Decision};
+use crate::scope::ScopeNode;
 use crate::{Caller, CallerSet, Effect};
 use futures_util::future::BoxFuture;
 use std::future::Future;
@@ -200,9 +201,23 @@ impl Policy {
     }
 
     /// The first rule that matches a call of `tool` (full name) with `effect` by
-    /// `caller`, if any.
+    /// `caller`, if any, judging scopes by the tool's name (see [`Rule::matches`]).
     pub fn first_match(&self, tool: &str, effect: Effect, caller: Caller) -> Option<&Rule> {
         self.rules.iter().find(|r| r.matches(tool, effect, caller))
+    }
+
+    /// The first rule that matches a call of `tool`, registered in `scope`: what
+    /// the runtime asks, judging scopes by membership.
+    pub(crate) fn first_match_in(
+        &self,
+        tool: &str,
+        scope: &ScopeNode,
+        effect: Effect,
+        caller: Caller,
+    ) -> Option<&Rule> {
+        self.rules
+            .iter()
+            .find(|r| r.matches_in(tool, Some(scope), effect, caller))
     }
 
     /// Why this policy cannot work: a rule without an id, two rules with one id
@@ -313,8 +328,14 @@ impl Rule {
         self
     }
 
-    /// Also match every tool under the scope with this path (`"pay"` matches
-    /// `pay.send` and `pay.cards.add`, not `payroll.run` nor a root tool `pay`).
+    /// Also match every tool registered in the scope with this path or in one of
+    /// its descendants (`"pay"` matches `pay.send` and `pay.cards.add`, not
+    /// `payroll.run` nor a root tool `pay`). Membership counts, not the name: the
+    /// tools of a [transparent](crate::ScopeOptions::transparent) scope `github`
+    /// keep their own names (`delete_repo`) and are matched by `.scope("github")`.
+    /// A scope's path names every scope from the root, transparent ones included
+    /// (`"tools.github"` for `github` inside a transparent `tools`); the prefix its
+    /// tools' names carry (`"github"` there) matches too.
     #[must_use]
     pub fn scope(mut self, path: impl Into<String>) -> Self {
         let mut path: String = path.into();
@@ -351,14 +372,29 @@ impl Rule {
         &self.verdict
     }
 
-    /// Whether the rule matches a call of `tool` with `effect` by `caller`.
+    /// Whether the rule matches a call of `tool` with `effect` by `caller`, judging
+    /// a [`scope`](Self::scope) condition by the tool's name alone (its prefix):
+    /// the runtime, which knows where a tool is registered, also matches the tools
+    /// of transparent scopes by membership.
     pub fn matches(&self, tool: &str, effect: Effect, caller: Caller) -> bool {
+        self.matches_in(tool, None, effect, caller)
+    }
+
+    pub(crate) fn matches_in(
+        &self,
+        tool: &str,
+        scope: Option<&ScopeNode>,
+        effect: Effect,
+        caller: Caller,
+    ) -> bool {
         let tool_ok = self.tools.is_empty()
             || self.tools.iter().any(|m| match m {
                 ToolMatch::Name(n) => n == tool,
-                ToolMatch::Scope(p) => tool
-                    .strip_prefix(p.as_str())
-                    .is_some_and(|rest| rest.starts_with('.')),
+                ToolMatch::Scope(p) => {
+                    tool.strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.starts_with('.'))
+                        || scope.is_some_and(|s| s.within(p))
+                }
             });
         tool_ok
             && (self.effects.is_empty() || self.effects.contains(&effect))

@@ -8,24 +8,24 @@ use futures_util::future::BoxFuture;
 use tokio::sync::broadcast;
 
 use super::{
-    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, Evicted, StoreError, MAX_REMEMBERED,
+    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, DecisionRecord, Evicted, StoreError,
+    MAX_REMEMBERED,
 };
-use crate::policy::Remembered;
 use crate::sync::lock;
 use crate::Caller;
 
 /// A [`ConfirmStore`] in process memory, shared by every toolmark given a clone of
 /// it (they see one another's confirmations and bridge messages, as instances on
-/// one Redis do). It does not outlive the process ([`durable`](ConfirmStore::durable)
-/// is `false`, so no seal key is required), and is the reference for a store of
-/// your own.
+/// one Redis do), and the reference for a store of your own.
 ///
-/// Without a seal key, a record of a tool with sensitive paths keeps its real
-/// input in this process's memory (as the built-in store does); with one, it is
-/// sealed as in a durable store.
+/// It holds what a durable store holds — sealed records, tombstones, sealed
+/// decisions — and runs the same path. It does not outlive the process
+/// ([`durable`](ConfirmStore::durable) is `false`), so a seal key is optional:
+/// without one the toolmark seals with a key drawn once per process from the OS
+/// random source (every toolmark of the process shares it).
 ///
 /// A toolmark without a store keeps its deferred confirmations in itself, which is
-/// faster still; this store runs the same path a durable store does.
+/// faster still (nothing to seal: nothing leaves the process).
 #[derive(Clone)]
 pub struct MemoryStore {
     inner: Arc<Mutex<State>>,
@@ -38,11 +38,47 @@ struct State {
     /// seq → id, oldest first.
     order: BTreeMap<u64, String>,
     seq: u64,
+    /// Used ids: the record, the token of the take that used it, until when.
+    tombstones: HashMap<String, Tombstone>,
     /// The remembered decisions, oldest first (one per tool and caller).
-    remembered: VecDeque<Remembered>,
+    remembered: VecDeque<DecisionRecord>,
+}
+
+struct Tombstone {
+    record: ConfirmRecord,
+    token: String,
+    until_ms: u64,
 }
 
 impl State {
+    /// Take `id` out into a tombstone (see [`ConfirmStore::take`]).
+    fn take_into_tombstone(
+        &mut self,
+        id: &str,
+        token: &str,
+        until_ms: u64,
+    ) -> Option<ConfirmRecord> {
+        if self.tombstones.contains_key(id) {
+            // A record written back under a used id is removed, never returned.
+            let _ = self.take(id);
+            return self
+                .tombstones
+                .get(id)
+                .filter(|t| !t.token.is_empty() && t.token == token)
+                .map(|t| t.record.clone());
+        }
+        let record = self.take(id)?;
+        self.tombstones.insert(
+            id.to_owned(),
+            Tombstone {
+                record: record.clone(),
+                token: token.to_owned(),
+                until_ms,
+            },
+        );
+        Some(record)
+    }
+
     fn insert(&mut self, record: ConfirmRecord) {
         self.order.insert(record.seq, record.id.clone());
         self.records.insert(record.id.clone(), record);
@@ -69,8 +105,9 @@ impl State {
         self.of(caller).next().cloned()
     }
 
-    /// The caps, as the built-in store applies them.
-    fn evict(&mut self, caller: Caller, caps: Caps) -> Vec<Evicted> {
+    /// The caps, as the built-in store applies them; each record pushed out
+    /// leaves a tombstone until `until_ms`.
+    fn evict(&mut self, caller: Caller, caps: Caps, until_ms: u64) -> Vec<Evicted> {
         let mut out = Vec::new();
         if caps.hard {
             while self.count(caller) > caps.per_caller {
@@ -106,6 +143,16 @@ impl State {
                 Some((record, cap)) => out.push(Evicted { record, cap }),
                 None => break,
             }
+        }
+        for e in &out {
+            self.tombstones.insert(
+                e.record.id.clone(),
+                Tombstone {
+                    record: e.record.clone(),
+                    token: String::new(),
+                    until_ms,
+                },
+            );
         }
         out
     }
@@ -149,20 +196,38 @@ impl ConfirmStore for MemoryStore {
         let mut state = lock(&self.inner);
         state.seq += 1;
         record.seq = state.seq;
-        let caller = record.caller;
+        let (caller, until) = (record.caller, record.expires_ms);
         state.insert(record);
-        let evicted = state.evict(caller, caps);
+        let evicted = state.evict(caller, caps, until);
         Box::pin(std::future::ready(Ok(evicted)))
     }
 
-    fn take<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
-        let taken = lock(&self.inner).take(id);
+    fn take<'a>(
+        &'a self,
+        id: &'a str,
+        token: &'a str,
+        keep_until: SystemTime,
+    ) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
+        let taken = lock(&self.inner).take_into_tombstone(id, token, to_ms(keep_until));
         Box::pin(std::future::ready(Ok(taken)))
     }
 
-    fn restore(&self, record: ConfirmRecord) -> BoxFuture<'_, Result<(), StoreError>> {
-        lock(&self.inner).insert(record);
-        Box::pin(std::future::ready(Ok(())))
+    fn restore<'a>(
+        &'a self,
+        id: &'a str,
+        token: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let mut state = lock(&self.inner);
+        let ours = state
+            .tombstones
+            .get(id)
+            .is_some_and(|t| !t.token.is_empty() && t.token == token);
+        if ours {
+            if let Some(t) = state.tombstones.remove(id) {
+                state.insert(t.record);
+            }
+        }
+        Box::pin(std::future::ready(Ok(ours)))
     }
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>> {
@@ -188,6 +253,7 @@ impl ConfirmStore for MemoryStore {
             .cloned()
             .collect();
         let taken = due.iter().filter_map(|id| state.take(id)).collect();
+        state.tombstones.retain(|_, t| t.until_ms > now);
         Box::pin(std::future::ready(Ok(taken)))
     }
 
@@ -200,7 +266,7 @@ impl ConfirmStore for MemoryStore {
         self.bus.subscribe()
     }
 
-    fn remember(&self, decision: Remembered) -> BoxFuture<'_, Result<(), StoreError>> {
+    fn remember(&self, decision: DecisionRecord) -> BoxFuture<'_, Result<(), StoreError>> {
         let mut state = lock(&self.inner);
         state
             .remembered
@@ -216,7 +282,7 @@ impl ConfirmStore for MemoryStore {
         &'a self,
         tool: &'a str,
         caller: Caller,
-    ) -> BoxFuture<'a, Result<Option<Remembered>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<DecisionRecord>, StoreError>> {
         let found = lock(&self.inner)
             .remembered
             .iter()
@@ -225,7 +291,7 @@ impl ConfirmStore for MemoryStore {
         Box::pin(std::future::ready(Ok(found)))
     }
 
-    fn remembered(&self) -> BoxFuture<'_, Result<Vec<Remembered>, StoreError>> {
+    fn remembered(&self) -> BoxFuture<'_, Result<Vec<DecisionRecord>, StoreError>> {
         let all = lock(&self.inner).remembered.iter().cloned().collect();
         Box::pin(std::future::ready(Ok(all)))
     }

@@ -44,17 +44,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::policy::Remembered;
-use crate::{Caller, Change};
+use crate::Caller;
 
 pub(crate) mod flow;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
-mod seal;
+pub(crate) mod seal;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
@@ -62,89 +60,54 @@ pub use memory::MemoryStore;
 pub use redis::{RedisStore, RedisStoreOptions};
 pub(crate) use seal::Sealer;
 
-/// One deferred confirmation as a store keeps it: everything a later process
-/// needs to show it and, once approved, run the call.
+/// One deferred confirmation as a store keeps it: the whole confirmation sealed
+/// (`sealed`), and the few fields a store needs to order, cap and expire records
+/// without the key.
 ///
-/// `input`, `summary` and `changes` are redacted (safe to show and to store);
-/// the real input is in `sealed` (or, for a tool without sensitive paths and no
-/// seal key, `input` is the real input).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Those fields are hints for the store only: the toolmark trusts what opens from
+/// `sealed` and refuses a record whose `id`, `caller` or `expires_ms` disagree with
+/// it (the record never runs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfirmRecord {
-    /// The confirm id (128 random bits, hex).
+    /// The confirm id (128 random bits, hex): the key the record is stored under.
     pub id: String,
     /// The order of arrival, set by the store's [`put`](ConfirmStore::put):
     /// lower is older.
     #[serde(default)]
     pub seq: u64,
-    /// The tool's full name.
-    pub tool: String,
-    /// Who called.
+    /// Who called (for the per-caller caps).
     pub caller: Caller,
-    /// The one-line summary (redacted).
-    pub summary: String,
-    /// The changes (redacted).
-    pub changes: Vec<Change>,
-    /// The input as an approver sees it (redacted).
-    pub input: Value,
-    /// The real input, sealed with AES-256-GCM under the app's key (hex nonce and
-    /// ciphertext); `None` when no key was given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sealed: Option<String>,
-    /// When the call asked, in milliseconds since the Unix epoch.
-    pub created_ms: u64,
-    /// When the confirmation expires, in milliseconds since the Unix epoch (by the
-    /// toolmark's clock).
+    /// When the confirmation expires, in milliseconds since the Unix epoch (for
+    /// [`take_expired`](ConfirmStore::take_expired)).
     pub expires_ms: u64,
-    /// The form (or wizard) version the submit was made at: an approval made at
-    /// another version is refused `stale`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub form_version: Option<Vec<u64>>,
-    /// The id of the policy rule that asked for this confirmation, if one did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub policy_rule: Option<String>,
-    /// Whether the policy requires a person of the app to approve it (an approval
-    /// without an approver identity is refused and the record stays pending).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub person_required: bool,
-    /// The real input, when a store that is not durable keeps the record and the
-    /// builder has no seal key (a tool with sensitive paths): held in process
-    /// memory only, like the built-in store's. Never serialized, never shown by
-    /// `Debug`.
-    #[serde(skip)]
-    pub(crate) in_memory: InMemory,
-    /// Whether the call carried a session id ([`CallOptions::session`](crate::CallOptions::session)).
-    /// The id itself is not stored, so an approval of it remembered
-    /// [`For::Session`](crate::policy::For::Session) is not kept.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub session_bound: bool,
-}
-
-/// A record's real input kept in process memory (see
-/// `ConfirmRecord::in_memory`): `Debug` shows only whether there is one.
-#[derive(Clone, Default, PartialEq)]
-pub(crate) struct InMemory(pub(crate) Option<Value>);
-
-impl fmt::Debug for InMemory {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "InMemory([redacted])"
-        } else {
-            "InMemory(None)"
-        })
-    }
+    /// The whole confirmation, sealed under the app's key and bound to `id`: what
+    /// the approver sees (redacted), the real input, the policy context, the tool
+    /// registration it belongs to.
+    pub sealed: String,
 }
 
 impl ConfirmRecord {
-    /// When the confirmation expires.
+    /// When the store may consider the confirmation expired.
     pub fn expires_at(&self) -> SystemTime {
         UNIX_EPOCH + Duration::from_millis(self.expires_ms)
     }
+}
 
-    /// When the call asked.
-    pub fn created_at(&self) -> SystemTime {
-        UNIX_EPOCH + Duration::from_millis(self.created_ms)
-    }
+/// One remembered decision ([`For::Always`](crate::policy::For::Always)) as a
+/// store keeps it: sealed under the app's key and bound to its tool and caller.
+/// At most one is kept per tool and caller.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionRecord {
+    /// The decision's id (for [`forget`](ConfirmStore::forget)).
+    pub id: String,
+    /// The tool's full name.
+    pub tool: String,
+    /// The caller whose calls it answers.
+    pub caller: Caller,
+    /// The decision, sealed.
+    pub sealed: String,
 }
 
 /// Milliseconds since the Unix epoch (0 before it).
@@ -242,34 +205,56 @@ impl std::error::Error for StoreError {}
 /// Where deferred confirmations wait. Implement it to keep them in a database of
 /// your own; [`MemoryStore`] is the reference implementation.
 ///
-/// Every operation is atomic: two instances calling [`take`](Self::take) on one
-/// id at once get the record once between them.
+/// A store holds only sealed bytes and the hints of [`ConfirmRecord`] and
+/// [`DecisionRecord`]; it never sees a secret, and nothing it returns is trusted
+/// unless it opens under the app's key. Every operation is atomic: two instances
+/// calling [`take`](Self::take) on one id at once get the record once between them.
 pub trait ConfirmStore: Send + Sync + 'static {
-    /// Whether records outlive the process (then a tool with sensitive paths needs
-    /// the builder's seal key). Default: `true`.
+    /// Whether records outlive the process (then the builder needs a seal key).
+    /// Default: `true`.
     fn durable(&self) -> bool {
         true
     }
 
     /// Store `record` (its `seq` set to the next in order) and apply `caps`,
-    /// returning the records pushed out, in order.
+    /// returning the records pushed out, in order. A record pushed out leaves a
+    /// tombstone as [`take`](Self::take) does, kept until `record.expires_ms`.
     fn put(
         &self,
         record: ConfirmRecord,
         caps: Caps,
     ) -> BoxFuture<'_, Result<Vec<Evicted>, StoreError>>;
 
-    /// Take the record `id` out (single use): `None` when there is none.
-    fn take<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>>;
+    /// Take the record `id` out (single use), leaving a tombstone of it that holds
+    /// the record and `token` until `keep_until`:
+    ///
+    /// - a record `id` is there: it leaves every index and is returned;
+    /// - no record, and the tombstone of `id` holds `token`: the same record is
+    ///   returned again (a take retried after its answer was lost);
+    /// - otherwise `None`, and a record written back under `id` while its
+    ///   tombstone is there is removed, never returned.
+    fn take<'a>(
+        &'a self,
+        id: &'a str,
+        token: &'a str,
+        keep_until: SystemTime,
+    ) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>>;
 
-    /// Put back a record taken for an answer that was refused (an invalid edit, a
-    /// hidden tool): same id, same place in the order, no caps applied.
-    fn restore(&self, record: ConfirmRecord) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Put back the record a [`take`](Self::take) with `token` left in the
+    /// tombstone of `id` (an answer that was refused, or whose outcome was lost):
+    /// same id, same place in the order, no caps applied; the tombstone goes.
+    /// Whether there was one.
+    fn restore<'a>(
+        &'a self,
+        id: &'a str,
+        token: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
     /// Every record, oldest first.
     fn list(&self) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>>;
 
-    /// Take out every record that has expired at `now` (`expires_ms <= now`).
+    /// Take out every record that has expired at `now` (`expires_ms <= now`), and
+    /// forget the tombstones kept until `now` or before.
     fn take_expired(
         &self,
         now: SystemTime,
@@ -282,21 +267,20 @@ pub trait ConfirmStore: Send + Sync + 'static {
     /// The messages [`publish`](Self::publish)ed from now on, by any instance.
     fn subscribe(&self) -> broadcast::Receiver<String>;
 
-    /// Keep a [`For::Always`](crate::policy::For::Always) remembered decision
-    /// (it holds no input value and no secret). It replaces the one kept for the
-    /// same tool and caller, if any; at most [`MAX_REMEMBERED`] are kept, the
-    /// oldest dropped first.
-    fn remember(&self, decision: Remembered) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Keep a remembered decision. It replaces the one kept for the same tool and
+    /// caller, if any; at most [`MAX_REMEMBERED`] are kept, the oldest dropped
+    /// first.
+    fn remember(&self, decision: DecisionRecord) -> BoxFuture<'_, Result<(), StoreError>>;
 
     /// The decision kept for calls of `tool` (full name) by `caller`, if any.
     fn remembered_for<'a>(
         &'a self,
         tool: &'a str,
         caller: Caller,
-    ) -> BoxFuture<'a, Result<Option<Remembered>, StoreError>>;
+    ) -> BoxFuture<'a, Result<Option<DecisionRecord>, StoreError>>;
 
     /// Every decision kept, oldest first.
-    fn remembered(&self) -> BoxFuture<'_, Result<Vec<Remembered>, StoreError>>;
+    fn remembered(&self) -> BoxFuture<'_, Result<Vec<DecisionRecord>, StoreError>>;
 
     /// Revoke the decision `id`: whether there was one.
     fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
