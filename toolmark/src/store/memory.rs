@@ -235,6 +235,7 @@ impl ConfirmStore for MemoryStore {
         let all = state
             .order
             .values()
+            .filter(|id| !state.tombstones.contains_key(*id))
             .filter_map(|id| state.records.get(id).cloned())
             .collect();
         Box::pin(std::future::ready(Ok(all)))

@@ -68,7 +68,7 @@ pub(crate) use seal::Sealer;
 /// `sealed` and refuses a record whose `id`, `caller` or `expires_ms` disagree with
 /// it (the record never runs).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConfirmRecord {
     /// The confirm id (128 random bits, hex): the key the record is stored under.
     pub id: String,
@@ -98,7 +98,7 @@ impl ConfirmRecord {
 /// store keeps it: sealed under the app's key and bound to its tool and caller.
 /// At most one is kept per tool and caller.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DecisionRecord {
     /// The decision's id (for [`forget`](ConfirmStore::forget)).
     pub id: String,

@@ -255,7 +255,7 @@ local ids = redis.call('ZRANGE', p .. ':order', 0, -1, 'WITHSCORES')
 local out = {}
 for i = 1, #ids, 2 do
   local v = redis.call('GET', p .. ':rec:' .. ids[i])
-  if v then
+  if v and redis.call('EXISTS', p .. ':used:' .. ids[i]) == 0 then
     out[#out + 1] = v
     out[#out + 1] = ids[i + 1]
   end
