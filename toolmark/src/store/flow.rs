@@ -258,61 +258,12 @@ impl Shared {
 
     // ---- sealing ------------------------------------------------------------
 
-    /// `d` sealed into a record.
     fn seal_record(&self, d: &Deferred) -> Option<ConfirmRecord> {
-        let Bound::Sealed(registration) = &d.bound else {
-            return None;
-        };
-        let expires_ms = to_ms(d.expires_at);
-        let body = RecordOut {
-            id: &d.id,
-            tool: &d.tool,
-            caller: d.caller,
-            summary: &d.summary,
-            changes: &d.changes,
-            shown: d.shown.as_ref(),
-            input: d.input.to_value(),
-            expires_ms,
-            form_version: d.form_version.as_deref(),
-            policy_rule: d.ask.rule.as_deref(),
-            person_required: d.ask.person,
-            session: d.ask.session.as_deref(),
-            registration,
-        };
-        Some(ConfirmRecord {
-            id: d.id.to_string(),
-            seq: 0,
-            caller: d.caller,
-            expires_ms,
-            sealed: self.sealer.seal_json(Purpose::Record, &d.id, &body)?,
-        })
+        seal_record(&self.sealer, d)
     }
 
-    /// The confirmation in `r`, when it opens under its own id and the store's
-    /// hints agree with it; `None` otherwise (it is never run).
     fn open_record(&self, r: &ConfirmRecord) -> Option<Deferred> {
-        let body: RecordIn = self.sealer.open_json(Purpose::Record, &r.id, &r.sealed)?;
-        if body.id != r.id || body.caller != r.caller || body.expires_ms != r.expires_ms {
-            return None;
-        }
-        Some(Deferred {
-            seq: 0,
-            id: Arc::from(body.id),
-            tool: Arc::from(body.tool),
-            caller: body.caller,
-            summary: body.summary,
-            changes: body.changes,
-            shown: body.shown,
-            input: HeldInput::new(body.input),
-            expires_at: ms_to_time(body.expires_ms),
-            form_version: body.form_version,
-            ask: AskCtx {
-                rule: body.policy_rule,
-                person: body.person_required,
-                session: body.session,
-            },
-            bound: Bound::Sealed(body.registration),
-        })
+        open_record(&self.sealer, r)
     }
 
     /// The storage key of a decision.
@@ -691,6 +642,108 @@ impl Shared {
     }
 }
 
+/// `d` sealed into a record: the whole confirmation, bound to its id.
+fn seal_record(sealer: &Sealer, d: &Deferred) -> Option<ConfirmRecord> {
+    let Bound::Sealed(registration) = &d.bound else {
+        return None;
+    };
+    let expires_ms = to_ms(d.expires_at);
+    let body = RecordOut {
+        id: &d.id,
+        tool: &d.tool,
+        caller: d.caller,
+        summary: &d.summary,
+        changes: &d.changes,
+        shown: d.shown.as_ref(),
+        input: d.input.to_value(),
+        expires_ms,
+        form_version: d.form_version.as_deref(),
+        policy_rule: d.ask.rule.as_deref(),
+        person_required: d.ask.person,
+        session: d.ask.session.as_deref(),
+        registration,
+    };
+    Some(ConfirmRecord {
+        id: d.id.to_string(),
+        seq: 0,
+        caller: d.caller,
+        expires_ms,
+        sealed: sealer.seal_json(Purpose::Record, &d.id, &body)?,
+    })
+}
+
+/// The confirmation in `r`, when it opens under its own id and the store's hints
+/// agree with it; `None` otherwise (it is never run).
+fn open_record(sealer: &Sealer, r: &ConfirmRecord) -> Option<Deferred> {
+    let body: RecordIn = sealer.open_json(Purpose::Record, &r.id, &r.sealed)?;
+    if body.id != r.id || body.caller != r.caller || body.expires_ms != r.expires_ms {
+        return None;
+    }
+    Some(Deferred {
+        seq: 0,
+        id: Arc::from(body.id),
+        tool: Arc::from(body.tool),
+        caller: body.caller,
+        summary: body.summary,
+        changes: body.changes,
+        shown: body.shown,
+        input: HeldInput::new(body.input),
+        expires_at: ms_to_time(body.expires_ms),
+        form_version: body.form_version,
+        ask: AskCtx {
+            rule: body.policy_rule,
+            person: body.person_required,
+            session: body.session,
+        },
+        bound: Bound::Sealed(body.registration),
+    })
+}
+
+/// Entry points for the `seal_open` fuzz target (`fuzz/`): the real sealing and
+/// opening of a stored record, with no store around them. Not a public API.
+pub(crate) mod fuzz {
+    use super::*;
+    use crate::Effect;
+
+    /// Read `record_json` as a stored record (what a store hands back) and open it
+    /// under `key`, as `confirm_pending` does: the summary of the confirmation it
+    /// holds, or `None` when it is refused. Never panics.
+    pub(crate) fn open_record(key: &[u8; 32], record_json: &str) -> Option<String> {
+        let record: ConfirmRecord = serde_json::from_str(record_json).ok()?;
+        super::open_record(&Sealer::new(key), &record).map(|d| d.summary)
+    }
+
+    /// A genuine stored record (its JSON) of confirmation `id`, sealed under `key`,
+    /// with `summary` and `input`.
+    pub(crate) fn seal_record(
+        key: &[u8; 32],
+        id: &str,
+        summary: &str,
+        input: Value,
+    ) -> Option<String> {
+        let d = Deferred {
+            seq: 0,
+            id: Arc::from(id),
+            tool: Arc::from("fuzz.tool"),
+            caller: Caller::InApp,
+            summary: summary.to_owned(),
+            changes: Vec::new(),
+            shown: None,
+            input: HeldInput::new(input),
+            expires_at: ms_to_time(1_767_225_600_000),
+            form_version: None,
+            ask: AskCtx::default(),
+            bound: Bound::Sealed(Registration {
+                origin: "fuzz".to_owned(),
+                serial: 1,
+                effect: Effect::Consequential,
+                sensitive: Vec::new(),
+            }),
+        };
+        serde_json::to_string(&super::seal_record(&Sealer::new(key), &d)?).ok()
+    }
+}
+
 /// Forward the other instances' bridge messages to this toolmark's subscribers.
 async fn listen(
     weak: Weak<Inner>,
@@ -774,9 +827,43 @@ async fn sweep(
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{json, Value};
 
-    use super::outcome_from_json;
+    use super::{fuzz, outcome_from_json};
+
+    #[test]
+    fn a_sealed_record_opens_only_as_written() {
+        let key = [3u8; 32];
+        let text = fuzz::seal_record(&key, "abc", "Pay \"x\"", json!({"cvc": "CVC-1"})).unwrap();
+        assert!(!text.contains("CVC-1"), "{text}");
+        assert_eq!(fuzz::open_record(&key, &text).as_deref(), Some("Pay \"x\""));
+        assert_eq!(fuzz::open_record(&[4u8; 32], &text), None, "another key");
+        let record: Value = serde_json::from_str(&text).unwrap();
+        for (field, value) in [
+            ("id", json!("abd")),
+            ("caller", json!("mcp")),
+            ("expiresMs", json!(1)),
+        ] {
+            let mut changed = record.clone();
+            changed[field] = value;
+            assert_eq!(
+                fuzz::open_record(&key, &changed.to_string()),
+                None,
+                "{field}"
+            );
+        }
+        let mut extra = record.clone();
+        extra["summary"] = json!("Delete one draft");
+        assert_eq!(
+            fuzz::open_record(&key, &extra.to_string()),
+            None,
+            "a field added"
+        );
+        // The order is the store's alone.
+        let mut reordered = record;
+        reordered["seq"] = json!(99);
+        assert!(fuzz::open_record(&key, &reordered.to_string()).is_some());
+    }
     use crate::{Outcome, Refusal, RefusalCode, ToolError};
 
     #[test]
