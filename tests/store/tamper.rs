@@ -519,3 +519,130 @@ async fn forged_relabelled_or_replayed_bridge_messages_are_not_delivered() {
         .await
         .is_ok());
 }
+
+/// The same attacker on a `MemoryStore`, through the store's own API (what a
+/// store of the app's own that is written to by someone else would see).
+mod memory {
+    use std::time::Duration;
+
+    use serde_json::json;
+    use toolmark::store::{Caps, ConfirmRecord, ConfirmStore, DecisionRecord, MemoryStore};
+    use toolmark::{BridgeMessage, CallOptions, Caller, Decision, RefusalCode, Toolmark};
+
+    use crate::*;
+
+    fn caps() -> Caps {
+        Caps {
+            max: 100,
+            per_caller: 100,
+            hard: false,
+        }
+    }
+
+    fn on(store: &MemoryStore) -> (Toolmark, Arc<std::sync::atomic::AtomicUsize>) {
+        let tm = Toolmark::builder()
+            .confirm_store(store.clone())
+            .build()
+            .unwrap();
+        let runs = runs();
+        tm.register(guarded("create", &runs), Default::default())
+            .unwrap();
+        (tm, runs)
+    }
+
+    use std::sync::Arc;
+
+    #[tokio::test]
+    async fn forged_records_decisions_and_messages_are_refused() {
+        let store = MemoryStore::new();
+        let (tm, runs) = on(&store);
+        let mut bridge = tm.bridge();
+        // A record sealed under another key (another app's), and a made-up one.
+        let other = MemoryStore::new();
+        let elsewhere = Toolmark::builder()
+            .confirm_store(other.clone())
+            .seal_key([9; 32])
+            .build()
+            .unwrap();
+        elsewhere
+            .register(guarded("create", &runs), Default::default())
+            .unwrap();
+        let foreign = defer(&elsewhere, "create", json!({"title": "foreign"})).await;
+        let mut records = other.list().await.unwrap();
+        assert_eq!(records[0].id, foreign);
+        records.push(ConfirmRecord {
+            id: "ab".repeat(16),
+            seq: 0,
+            caller: Caller::InApp,
+            expires_ms: u64::MAX / 4,
+            sealed: format!("1:{}:{}", "00".repeat(12), "ab".repeat(48)),
+        });
+        for r in records {
+            let id = r.id.clone();
+            store.put(r, caps()).await.unwrap();
+            assert!(list(&tm).await.is_empty(), "not listed");
+            let out = tm.confirm_pending(&id, Decision::approve()).await;
+            assert_eq!(out.refusal_code(), Some(RefusalCode::ConfirmationExpired));
+        }
+        // A forged decision answers nothing.
+        store
+            .remember(DecisionRecord {
+                id: "f00d".into(),
+                tool: "create".into(),
+                caller: Caller::InApp,
+                sealed: format!("1:{}:{}", "00".repeat(12), "cd".repeat(48)),
+            })
+            .await
+            .unwrap();
+        let out = tm
+            .call("create", json!({}), CallOptions::new(Caller::InApp))
+            .await;
+        assert!(out.confirm_id().is_some(), "{out:?}");
+        // A forged bridge message is not delivered.
+        store
+            .publish(
+                json!({"origin": "x", "confirmId": out.confirm_id(), "tool": "create",
+                       "outcome": {"status": "ok", "output": "forged"}})
+                .to_string(),
+            )
+            .await
+            .unwrap();
+        // Only the integrity refusals of the approvals above reach the bridge.
+        while let Ok(Some(msg)) =
+            tokio::time::timeout(Duration::from_millis(300), bridge.recv()).await
+        {
+            let BridgeMessage::Confirmed { outcome, .. } = msg else {
+                panic!("{msg:?}")
+            };
+            assert_eq!(
+                outcome.refusal_code(),
+                Some(RefusalCode::ConfirmationExpired),
+                "{outcome:?}"
+            );
+        }
+        assert_eq!(count(&runs), 0);
+    }
+
+    #[tokio::test]
+    async fn a_used_record_put_back_never_runs_again() {
+        let store = MemoryStore::new();
+        let (tm, runs) = on(&store);
+        let id = defer(&tm, "create", json!({"title": "once"})).await;
+        let old = store.list().await.unwrap();
+        assert!(tm.confirm_pending(&id, Decision::approve()).await.is_ok());
+        for r in old.clone() {
+            store.put(r, caps()).await.unwrap();
+        }
+        assert!(list(&tm).await.is_empty());
+        let out = tm.confirm_pending(&id, Decision::approve()).await;
+        assert_eq!(out.refusal_code(), Some(RefusalCode::ConfirmationExpired));
+        // Another toolmark on the store that never heard of the use: the tombstone.
+        let (fresh, fresh_runs) = on(&store);
+        for r in old {
+            store.put(r, caps()).await.unwrap();
+        }
+        let out = fresh.confirm_pending(&id, Decision::approve()).await;
+        assert_eq!(out.refusal_code(), Some(RefusalCode::ConfirmationExpired));
+        assert_eq!((count(&runs), count(&fresh_runs)), (1, 0));
+    }
+}

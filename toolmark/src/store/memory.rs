@@ -80,6 +80,10 @@ impl State {
     }
 
     fn insert(&mut self, record: ConfirmRecord) {
+        // A record put again under its id replaces the old one, in order too.
+        if let Some(old) = self.records.get(&record.id) {
+            self.order.remove(&old.seq);
+        }
         self.order.insert(record.seq, record.id.clone());
         self.records.insert(record.id.clone(), record);
     }
