@@ -155,3 +155,129 @@ async fn a_panicking_drop_never_escapes_cancel_dispose_evict_or_shutdown(s: Stor
     defer(&tm, "y.bomb", json!({"title": "boom-shutdown"})).await;
     tm.shutdown();
 }
+
+/// A store of the app's own that panics (here: every operation once armed).
+struct Panicky {
+    inner: toolmark::store::MemoryStore,
+    armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Panicky {
+    fn check(&self) {
+        if self.armed.load(std::sync::atomic::Ordering::SeqCst) {
+            panic!("the app's store panicked");
+        }
+    }
+}
+
+mod panicky_impl {
+    use futures_util::future::BoxFuture;
+    use toolmark::store::{Caps, ConfirmRecord, ConfirmStore, DecisionRecord, Evicted, StoreError};
+    use toolmark::Caller;
+
+    impl ConfirmStore for super::Panicky {
+        fn durable(&self) -> bool {
+            false
+        }
+        fn put(
+            &self,
+            r: ConfirmRecord,
+            c: Caps,
+        ) -> BoxFuture<'_, Result<Vec<Evicted>, StoreError>> {
+            self.check();
+            self.inner.put(r, c)
+        }
+        fn take<'a>(
+            &'a self,
+            id: &'a str,
+            token: &'a str,
+            keep_until: std::time::SystemTime,
+        ) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
+            self.check();
+            self.inner.take(id, token, keep_until)
+        }
+        fn restore<'a>(
+            &'a self,
+            id: &'a str,
+            token: &'a str,
+        ) -> BoxFuture<'a, Result<bool, StoreError>> {
+            self.check();
+            self.inner.restore(id, token)
+        }
+        fn list(&self) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>> {
+            self.check();
+            self.inner.list()
+        }
+        fn take_expired(
+            &self,
+            now: std::time::SystemTime,
+        ) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>> {
+            self.check();
+            self.inner.take_expired(now)
+        }
+        fn publish(&self, m: String) -> BoxFuture<'_, Result<(), StoreError>> {
+            self.inner.publish(m)
+        }
+        fn subscribe(&self) -> tokio::sync::broadcast::Receiver<String> {
+            self.inner.subscribe()
+        }
+        fn remember(&self, d: DecisionRecord) -> BoxFuture<'_, Result<(), StoreError>> {
+            self.inner.remember(d)
+        }
+        fn remembered_for<'a>(
+            &'a self,
+            tool: &'a str,
+            caller: Caller,
+        ) -> BoxFuture<'a, Result<Option<DecisionRecord>, StoreError>> {
+            self.inner.remembered_for(tool, caller)
+        }
+        fn remembered(&self) -> BoxFuture<'_, Result<Vec<DecisionRecord>, StoreError>> {
+            self.inner.remembered()
+        }
+        fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+            self.inner.forget(id)
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_store_never_escapes_a_call_or_an_answer_nor_stops_the_sweeper() {
+    use std::sync::atomic::Ordering;
+    let armed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clock = ManualClock::new();
+    let (tm, runs) = create_tm(
+        Toolmark::builder()
+            .clock(clock.clone())
+            .confirm_store(Panicky {
+                inner: toolmark::store::MemoryStore::new(),
+                armed: armed.clone(),
+            }),
+    );
+    let mut bridge = tm.bridge();
+    let id = defer(&tm, "create", json!({"title": "before"})).await;
+    armed.store(true, Ordering::SeqCst);
+    let out = tm.call("create", json!({}), opts(Caller::InApp)).await;
+    assert_eq!(
+        code(&out),
+        Some(RefusalCode::Unavailable),
+        "{}",
+        json_of(&out)
+    );
+    let out = tm.confirm_pending(&id, Decision::approve()).await;
+    assert!(
+        matches!(out, toolmark::Outcome::Error(_)),
+        "{}",
+        json_of(&out)
+    );
+    // The sweeper met the panics too; disarmed, it expires on time.
+    clock.advance(Duration::from_secs(1));
+    tokio::task::yield_now().await;
+    armed.store(false, Ordering::SeqCst);
+    clock.advance(Duration::from_secs(601));
+    let msg = next(&mut bridge).await;
+    assert!(
+        matches!(&msg, Some(BridgeMessage::Confirmed { confirm_id, .. }) if *confirm_id == id),
+        "{msg:?}"
+    );
+    assert_eq!(count(&runs), 0);
+}

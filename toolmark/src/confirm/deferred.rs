@@ -301,9 +301,19 @@ pub(crate) async fn defer_stored(
     let bound = Bound::Sealed(Registration::of(shared.origin(), entry));
     let d = keep(inner, entry, caller, input, ask, bound);
     let outcome = needs_confirmation(&d);
-    let evicted = match shared.put(inner, &d).await {
-        Ok(evicted) => evicted,
-        Err(outcome) => return outcome,
+    // A store of the app's own that panics refuses the call; it never takes the
+    // caller's task down.
+    let put = std::panic::AssertUnwindSafe(shared.put(inner, &d)).catch_unwind();
+    let evicted = match put.await {
+        Ok(Ok(evicted)) => evicted,
+        Ok(Err(outcome)) => return outcome,
+        Err(_) => {
+            tracing::error!(target: "toolmark", "the confirmation store panicked; the call was refused");
+            return Outcome::refused(
+                RefusalCode::Unavailable,
+                "The confirmation store failed; nothing was run. Try again shortly",
+            );
+        }
     };
     requested(inner, &d);
     for (old, reason) in evicted {
@@ -569,7 +579,14 @@ impl Toolmark {
                 dropped(&self.inner, Some(shared), &taken.d, DropReason::Cancelled).await;
                 Ok(true)
             }
-            Ok(None) | Err(_) => Ok(false),
+            Ok(None) => Ok(false),
+            Err(outcome) if outcome.refusal_code() == Some(RefusalCode::Unavailable) => {
+                Err(crate::store::StoreError::unavailable(
+                    "the confirmation store did not answer; the confirmation stays pending",
+                ))
+            }
+            // A record that does not open was refused (and is gone).
+            Err(_) => Ok(false),
         }
     }
 }
