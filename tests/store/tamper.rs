@@ -108,6 +108,9 @@ fn refused(out: &Outcome) -> RefusalCode {
         .unwrap_or_else(|| panic!("expected a refusal, got {out:?}"))
 }
 
+/// A change made to a stored record.
+type Change = Box<dyn Fn(&mut Value)>;
+
 /// Flip one hex digit of `text` at `at`.
 fn flip(text: &str, at: usize) -> String {
     let mut b = text.as_bytes().to_vec();
@@ -121,7 +124,7 @@ async fn a_record_with_any_part_changed_never_runs() {
     let p = prefix();
     let (a, runs) = instance(&url, &p, Toolmark::builder()).await;
     let mut raw = Raw::new(&url, &p).await;
-    let mut changes: Vec<(&str, Box<dyn Fn(&mut Value)>)> = Vec::new();
+    let mut changes: Vec<(&str, Change)> = Vec::new();
     for at in [0usize, 2, 5, 20, 40, 60, 90] {
         changes.push((
             "a byte of the seal",

@@ -99,8 +99,8 @@ pub(crate) struct Deferred {
 impl Deferred {
     pub(crate) fn info(&self) -> PendingConfirmation {
         PendingConfirmation {
-            confirm_id: self.id.to_string(),
-            tool: self.tool.to_string(),
+            confirm_id: String::from(&*self.id),
+            tool: String::from(&*self.tool),
             caller: self.caller,
             summary: self.summary.clone(),
             changes: self.changes.clone(),
@@ -228,8 +228,8 @@ fn keep(
 
 fn requested(inner: &Inner, d: &Deferred) {
     inner.emit(|| Event::ConfirmationRequested {
-        confirm_id: d.id.to_string(),
-        tool: d.tool.to_string(),
+        confirm_id: String::from(&*d.id),
+        tool: String::from(&*d.tool),
         caller: d.caller,
         mode: ConfirmMode::Deferred,
         summary: d.summary.clone(),
@@ -240,7 +240,7 @@ fn requested(inner: &Inner, d: &Deferred) {
 
 fn needs_confirmation(d: &Deferred) -> Outcome {
     Outcome::NeedsConfirmation {
-        confirm_id: d.id.to_string(),
+        confirm_id: String::from(&*d.id),
         summary: d.summary.clone(),
         changes: d.changes.clone(),
         expires_at: d.expires_at,
@@ -318,8 +318,8 @@ pub(crate) async fn defer_stored(
     requested(inner, &d);
     for (old, reason) in evicted {
         inner.emit(|| Event::ConfirmationEvicted {
-            confirm_id: old.id.to_string(),
-            tool: old.tool.to_string(),
+            confirm_id: String::from(&*old.id),
+            tool: String::from(&*old.tool),
             caller: old.caller,
             reason,
         });
@@ -371,8 +371,8 @@ pub(crate) async fn deliver(
     outcome: &Outcome,
 ) {
     inner.send_bridge_with(|| BridgeMessage::Confirmed {
-        confirm_id: d.id.to_string(),
-        tool: d.tool.to_string(),
+        confirm_id: String::from(&*d.id),
+        tool: String::from(&*d.tool),
         outcome: outcome.clone(),
     });
     if let Some(shared) = shared {
@@ -464,13 +464,13 @@ enum Belongs {
 }
 
 fn belongs(inner: &Inner, shared: Option<&Shared>, d: &Deferred) -> Belongs {
-    let now = inner.read_registry().get(&*d.tool).cloned();
     match &d.bound {
-        Bound::Entry(entry) => match now {
-            Some(e) if Arc::ptr_eq(&e, entry) => Belongs::Here(e),
-            _ => Belongs::Gone,
-        },
+        // A tool leaves the registry only with its scope's disposal, and a name is
+        // taken again only after: the entry is registered while its scope lives.
+        Bound::Entry(entry) if entry.scope.is_disposed() => Belongs::Gone,
+        Bound::Entry(entry) => Belongs::Here(Arc::clone(entry)),
         Bound::Sealed(reg) => {
+            let now = inner.read_registry().get(&*d.tool).cloned();
             let mine = shared.is_some_and(|s| s.origin() == reg.origin);
             match now {
                 None if mine => Belongs::Gone,
@@ -679,8 +679,9 @@ async fn answer(
         None => match taken.decoded.take() {
             Some(decoded) => (taken.d.input.take_value(), decoded, Vec::new()),
             None if taken.decoded_is_input => {
-                let v = taken.d.input.take_value();
-                (v.clone(), Box::new(v) as Decoded, Vec::new())
+                let v = taken.d.input.to_value();
+                let decoded = Box::new(taken.d.input.take_value()) as Decoded;
+                (v, decoded, Vec::new())
             }
             None => match inner.validate(&entry, taken.d.input.to_value()) {
                 Ok((v, decoded)) => (v, decoded, Vec::new()),
