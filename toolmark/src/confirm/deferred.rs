@@ -514,8 +514,11 @@ impl Toolmark {
     /// ([`cancel_pending`](Self::cancel_pending) withdraws it).
     ///
     /// A confirmation runs only on the tool registration it was asked for: once
-    /// that tool's scope is disposed, an answer is refused `scope_disposed`, even
-    /// when a tool of the same name was registered again.
+    /// that tool's scope is disposed, the confirmation is dropped (the agent is told
+    /// `scope_disposed`) and an answer is refused `confirmation_expired`, even when
+    /// a tool of the same name was registered again. On another instance (with a
+    /// store), it runs only on a tool of the name with the effect and sensitive
+    /// paths the approver was shown (else `confirmation_expired`, nothing run).
     ///
     /// `decision` may say who decided and whether to remember it
     /// (`Decision::approve().by("user-42").remember(For::Session)`, see
