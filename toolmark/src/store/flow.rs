@@ -613,6 +613,8 @@ impl Shared {
         let expired = self.store.take_expired(now).await?;
         for r in &expired {
             match self.open_record(r) {
+                // One written back after its use is not announced again.
+                Some(d) if self.was_used(&d.id) => {}
                 Some(d) => dropped(inner, Some(self), &d, DropReason::Expired).await,
                 None => {
                     tracing::warn!(target: "toolmark", "an expired record in the confirmation store failed its integrity check");

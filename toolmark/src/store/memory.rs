@@ -257,7 +257,15 @@ impl ConfirmStore for MemoryStore {
             .filter(|id| state.records.get(*id).is_some_and(|r| r.expires_ms <= now))
             .cloned()
             .collect();
-        let taken = due.iter().filter_map(|id| state.take(id)).collect();
+        // A record under a used id is removed, never returned.
+        let mut taken = Vec::new();
+        for id in &due {
+            if let Some(r) = state.take(id) {
+                if !state.tombstones.contains_key(id) {
+                    taken.push(r);
+                }
+            }
+        }
         state.tombstones.retain(|_, t| t.until_ms > now);
         Box::pin(std::future::ready(Ok(taken)))
     }
@@ -307,5 +315,123 @@ impl ConfirmStore for MemoryStore {
         state.remembered.retain(|r| r.id != id);
         let gone = state.remembered.len() != before;
         Box::pin(std::future::ready(Ok(gone)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use super::*;
+
+    fn record(id: &str, caller: Caller, expires_ms: u64) -> ConfirmRecord {
+        ConfirmRecord {
+            id: id.to_owned(),
+            seq: 0,
+            caller,
+            expires_ms,
+            sealed: format!("sealed-{id}"),
+        }
+    }
+
+    fn caps(max: usize) -> Caps {
+        Caps {
+            max,
+            per_caller: max,
+            hard: false,
+        }
+    }
+
+    fn at(ms: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(ms)
+    }
+
+    #[tokio::test]
+    async fn a_take_leaves_a_tombstone_that_only_its_token_reads_or_restores() {
+        let store = MemoryStore::new();
+        store
+            .put(record("a", Caller::InApp, 1_000), caps(10))
+            .await
+            .unwrap();
+        store
+            .put(record("b", Caller::InApp, 1_000), caps(10))
+            .await
+            .unwrap();
+        let taken = store.take("a", "t1", at(5_000)).await.unwrap().unwrap();
+        assert_eq!(taken.sealed, "sealed-a");
+        // Single use; the same token reads it again (a retried take), another not.
+        assert!(store.take("a", "t2", at(5_000)).await.unwrap().is_none());
+        assert_eq!(
+            store.take("a", "t1", at(5_000)).await.unwrap(),
+            Some(taken.clone())
+        );
+        assert!(store.take("a", "", at(5_000)).await.unwrap().is_none());
+        // Written back while its tombstone is there: not listed, never taken.
+        store.put(taken.clone(), caps(10)).await.unwrap();
+        let ids: Vec<String> = store
+            .list()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, ["b"]);
+        assert!(store.take("a", "t3", at(5_000)).await.unwrap().is_none());
+        // Restored by its token only, in its place.
+        assert!(!store.restore("a", "t2").await.unwrap());
+        assert!(store.restore("a", "t1").await.unwrap());
+        let ids: Vec<String> = store
+            .list()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, ["a", "b"], "back in its place");
+        assert!(!store.restore("a", "t1").await.unwrap(), "once");
+    }
+
+    #[tokio::test]
+    async fn a_record_pushed_out_leaves_a_tombstone_nobody_restores() {
+        let store = MemoryStore::new();
+        store
+            .put(record("old", Caller::Mcp, 1_000), caps(1))
+            .await
+            .unwrap();
+        let evicted = store
+            .put(record("new", Caller::Mcp, 2_000), caps(1))
+            .await
+            .unwrap();
+        assert_eq!(evicted.len(), 1);
+        assert_eq!(
+            (evicted[0].record.id.as_str(), evicted[0].cap),
+            ("old", CapKind::PerCaller)
+        );
+        store
+            .put(evicted[0].record.clone(), caps(10))
+            .await
+            .unwrap();
+        assert!(store.take("old", "t", at(9_000)).await.unwrap().is_none());
+        assert!(!store.restore("old", "").await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn tombstones_are_forgotten_once_past_their_time() {
+        let store = MemoryStore::new();
+        store
+            .put(record("a", Caller::InApp, 1_000), caps(10))
+            .await
+            .unwrap();
+        let r = store.take("a", "t", at(3_000)).await.unwrap().unwrap();
+        // Written back: taken out as expired, never returned (its id is used).
+        store.put(r.clone(), caps(10)).await.unwrap();
+        assert!(store.take_expired(at(2_999)).await.unwrap().is_empty());
+        assert!(store.list().await.unwrap().is_empty());
+        assert!(
+            store.take("a", "u", at(3_000)).await.unwrap().is_none(),
+            "still buried"
+        );
+        store.take_expired(at(3_000)).await.unwrap();
+        assert!(lock(&store.inner).tombstones.is_empty());
     }
 }

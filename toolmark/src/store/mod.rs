@@ -364,7 +364,8 @@ pub trait ConfirmStore: Send + Sync + 'static {
     fn list(&self) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>>;
 
     /// Take out every record that has expired at `now` (`expires_ms <= now`), and
-    /// forget the tombstones kept until `now` or before.
+    /// forget the tombstones kept until `now` or before. A record under an id
+    /// whose tombstone is there is removed and not returned.
     fn take_expired(
         &self,
         now: SystemTime,

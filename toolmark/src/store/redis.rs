@@ -272,7 +272,8 @@ local ids = redis.call('ZRANGEBYSCORE', p .. ':exp', '-inf', ARGV[2])
 local out = {}
 for _, id in ipairs(ids) do
   local v, s = remove(p, id, callers)
-  if v then
+  -- A record under a used id is removed, never returned.
+  if v and redis.call('EXISTS', p .. ':used:' .. id) == 0 then
     out[#out + 1] = v
     out[#out + 1] = tostring(s)
   end
