@@ -10,6 +10,7 @@ mod faults;
 mod instances;
 mod rules;
 mod secrets;
+mod tamper;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

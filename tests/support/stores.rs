@@ -135,8 +135,8 @@ impl Store {
 
 impl Backing {
     /// `builder` with this store (a new connection for Redis, with the seal key;
-    /// a `MemoryStore` needs none and gets none: it keeps a secret in memory, as
-    /// the built-in store does — tests/store runs it with a key, sealed).
+    /// a `MemoryStore` needs none and gets none: the toolmark seals with a key of
+    /// the process — tests/store runs it with a key as well).
     pub async fn builder(&self, builder: ToolmarkBuilder) -> ToolmarkBuilder {
         match self {
             Backing::Builtin => builder,

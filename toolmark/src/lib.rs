@@ -126,6 +126,26 @@ pub mod __private {
     pub use crate::tools::private::*;
 }
 
+/// The sealed-record entry points of the `seal_open` fuzz target. Not an API.
+#[doc(hidden)]
+pub mod __fuzz_seal {
+    /// Read `record_json` as a stored record and open it under `key`, as
+    /// `confirm_pending` does: the summary it holds, or `None` when refused.
+    pub fn open_record(key: &[u8; 32], record_json: &str) -> Option<String> {
+        crate::store::flow::fuzz::open_record(key, record_json)
+    }
+
+    /// A genuine stored record (JSON) of confirmation `id`, sealed under `key`.
+    pub fn seal_record(
+        key: &[u8; 32],
+        id: &str,
+        summary: &str,
+        input: serde_json::Value,
+    ) -> Option<String> {
+        crate::store::flow::fuzz::seal_record(key, id, summary, input)
+    }
+}
+
 // The traits whose names rustc prints in `#[tool]` compile errors ("the trait
 // `ToolInputDecode` is not implemented for `Query`"): re-exported outside the
 // hidden `__private` module, rustc prints them by their bare name instead of a path

@@ -179,6 +179,24 @@ impl ScopeNode {
         node
     }
 
+    /// Whether this scope is the one at `path`, or inside it: a scope's path
+    /// names every scope from the root (transparent ones included); a
+    /// non-transparent scope also answers to the prefix it gives its tools.
+    pub(crate) fn within(&self, path: &str) -> bool {
+        let mut node = self;
+        loop {
+            if node.parent.is_some()
+                && (node.path == path || (!node.transparent && node.prefix == path))
+            {
+                return true;
+            }
+            match &node.parent {
+                Some(parent) => node = parent,
+                None => return false,
+            }
+        }
+    }
+
     pub(crate) fn is_disposed(&self) -> bool {
         self.disposed.load(Ordering::Acquire)
     }

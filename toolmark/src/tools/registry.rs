@@ -32,6 +32,10 @@ pub(crate) enum EntrySensitive {
 
 /// A registered tool: everything a call or a manifest read needs, computed once.
 pub(crate) struct ToolEntry {
+    /// This registration's number, unique in the process: a confirmation runs only
+    /// on the registration it was asked for, never on a tool registered again
+    /// under the same name.
+    pub(crate) serial: u64,
     pub(crate) name: Arc<str>,
     /// The toolmark it is registered in (weak: the registry holds the entry).
     pub(crate) inner: std::sync::Weak<crate::toolmark::Inner>,
@@ -56,6 +60,13 @@ pub(crate) struct ToolEntry {
     pub(crate) summary: Option<Template>,
     pub(crate) stale_check: Option<StaleCheck>,
     pub(crate) changes_fn: Option<ChangesFn>,
+}
+
+/// The next registration serial.
+fn next_serial() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl ToolEntry {
@@ -291,7 +302,7 @@ pub(crate) fn prepare(
             .iter()
             .filter(|c| *c != Caller::Human)
             .collect();
-        let has_path = |c: &Caller| !config.lacks_approver(&full, spec.effect, *c);
+        let has_path = |c: &Caller| !config.lacks_approver(&full, node, spec.effect, *c);
         if !non_human.is_empty() && !non_human.iter().any(has_path) {
             return Err(RegisterError::MissingConfirmHandler {
                 tool: full,
@@ -373,6 +384,7 @@ pub(crate) fn prepare(
     };
 
     Ok(ToolEntry {
+        serial: next_serial(),
         name: Arc::from(full),
         inner: inner.clone(),
         scope: Arc::clone(node),

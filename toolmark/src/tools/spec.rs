@@ -83,19 +83,6 @@ impl StaleCheck {
     pub(crate) fn version(&self) -> Vec<u64> {
         (self.0)()
     }
-
-    /// Remember the version now; the closure refuses `stale` once it changed.
-    pub(crate) fn start(&self) -> Box<dyn Fn() -> Result<(), crate::Refusal> + Send + Sync> {
-        let at = self.version();
-        let check = self.clone();
-        Box::new(move || {
-            if check.version() == at {
-                Ok(())
-            } else {
-                Err(crate::forms::form::stale_refusal())
-            }
-        })
-    }
 }
 
 /// A `State<T>` a tool extracts: checked at registration (`missing_state`).
