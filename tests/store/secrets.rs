@@ -50,9 +50,13 @@ fn pay_input(title: &str, cvc: &str) -> Value {
     json!({"title": title, "pin": "PIN-7310", "cards": [{"number": "4111", "cvc": cvc}]})
 }
 
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_sensitive_value_is_stored_or_published_in_clear() {
-    let Some(url) = redis_url() else { return };
+    let url = redis_url();
     let p = prefix();
     let clock = ManualClock::new();
     let (a, _) = pay_instance(&url, &p, &clock).await;
@@ -148,9 +152,13 @@ async fn write(url: &str, p: &str, id: &str, record: &Value) {
         .unwrap();
 }
 
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_record_tampered_with_in_redis_is_refused_and_never_runs() {
-    let Some(url) = redis_url() else { return };
+    let url = redis_url();
     let p = prefix();
     let clock = ManualClock::new();
     let (a, seen) = pay_instance(&url, &p, &clock).await;
@@ -212,9 +220,13 @@ async fn a_record_tampered_with_in_redis_is_refused_and_never_runs() {
     assert_eq!(count(&runs), 0);
 }
 
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test]
 async fn a_durable_store_without_a_seal_key_refuses_tools_with_sensitive_paths() {
-    let Some(url) = redis_url() else { return };
+    let url = redis_url();
     let p = prefix();
     // The collected `login` tool has sensitive paths.
     let err = Toolmark::builder()

@@ -53,6 +53,9 @@ pub(crate) struct Config {
     /// The seal key of stored confirmations.
     pub(crate) sealer: Option<crate::store::Sealer>,
     pub(crate) policy: Option<crate::policy::Policy>,
+    /// The options declared for scopes by path (`ToolmarkBuilder::scope_at`),
+    /// applied whenever such a scope is created.
+    pub(crate) scopes: HashMap<String, ScopeOptions>,
 }
 
 impl Config {
@@ -277,6 +280,44 @@ impl ToolmarkBuilder {
         self
     }
 
+    /// Declare the options of the scope at a dotted `path` (`"billing"`,
+    /// `"challenges.create"`): whenever that scope is created — by
+    /// `#[tool(scope = "…")]` and [`Toolmark::register_collected`],
+    /// [`Toolmark::scope_at`], [`Scope::scope`], and again after it was disposed —
+    /// it gets these options instead of the defaults. The usual one is a scope that
+    /// starts hidden, shown later by the app or by a tool
+    /// ([`ToolContext::scope_at`](crate::ToolContext::scope_at)):
+    ///
+    /// ```
+    /// use toolmark::{tool, Caller, ScopeOptions, Toolmark};
+    ///
+    /// /// Refund a payment.
+    /// #[tool(scope = "billing")]
+    /// async fn refund(payment: String) -> String { format!("refunded {payment}") }
+    ///
+    /// # fn main() {
+    /// let tm = Toolmark::builder()
+    ///     .scope_at("billing", ScopeOptions::hidden()) // the billing tab is closed
+    ///     .build()
+    ///     .unwrap();
+    /// tm.register_collected().unwrap();
+    /// assert!(tm.manifest(Caller::InApp).iter().all(|t| t.name != "billing.refund"));
+    ///
+    /// tm.scope_at("billing").set_when(true);           // the tab opens
+    /// assert!(tm.manifest(Caller::InApp).iter().any(|t| t.name == "billing.refund"));
+    /// # }
+    /// ```
+    ///
+    /// Declaring a path again replaces its options. The scopes above it keep
+    /// their own (declared or default) options; a scope created with explicit
+    /// options ([`Scope::scope_with`]) uses those. A path that is empty or has a
+    /// segment outside `[A-Za-z0-9_-]+` fails [`build`](Self::build) with
+    /// `invalid_option`.
+    pub fn scope_at(mut self, path: &str, options: ScopeOptions) -> Self {
+        self.config.scopes.insert(path.to_owned(), options);
+        self
+    }
+
     /// Build the toolmark. Fails with `invalid_confirm_mode` when a fixed caller's
     /// mode was set, or `invalid_option` for an option that cannot work.
     pub fn build(self) -> Result<Toolmark, ConfigError> {
@@ -308,6 +349,14 @@ impl ToolmarkBuilder {
                     return Err(ConfigError::SealKeyRequired { tool });
                 }
             }
+        }
+        if let Some(reason) = self
+            .config
+            .scopes
+            .keys()
+            .find_map(|path| crate::scope::check_path(path).err())
+        {
+            return Err(invalid("scope_at", &reason));
         }
         if let Some(Err(reason)) = self.config.policy.as_ref().map(|p| p.check()) {
             return Err(ConfigError::InvalidOption {
@@ -480,6 +529,7 @@ impl Toolmark {
                 store: None,
                 sealer: None,
                 policy: None,
+                scopes: HashMap::new(),
             },
             mode_errors: Vec::new(),
             event_capacity: 1024,
@@ -497,7 +547,9 @@ impl Toolmark {
     }
 
     /// The scope at a dotted path (`"challenges.create"`), creating the missing
-    /// ones: the same scope `#[tool(scope = "challenges.create")]` registers into.
+    /// ones (with the options the builder declared for their paths, see
+    /// [`ToolmarkBuilder::scope_at`], else the defaults): the same scope
+    /// `#[tool(scope = "challenges.create")]` registers into.
     pub fn scope_at(&self, path: &str) -> Scope {
         if path.is_empty() {
             return self.root();
@@ -842,6 +894,22 @@ impl Inner {
                 && self
                     .config
                     .lacks_approver(&entry.name, entry.effect, caller))
+    }
+
+    /// The tools `caller` sees when it brings a confirm handler of its own for
+    /// its calls (a WebMCP page with `onConfirm`): visible and allowed, whether
+    /// or not the app has a confirmation path for `caller`. Sorted by full name.
+    #[cfg(feature = "webmcp")]
+    pub(crate) fn manifest_with_handler(&self, caller: Caller) -> Vec<ToolInfo> {
+        self.sorted_tools()
+            .iter()
+            .filter(|e| e.scope.visible() && e.callers.contains(caller))
+            .map(|e| {
+                let mut info = e.info.clone();
+                info.needs_confirmation = e.guarded() && caller != Caller::Human;
+                info
+            })
+            .collect()
     }
 
     pub(crate) fn is_shut_down(&self) -> bool {
