@@ -1,6 +1,6 @@
 //! [`Toolmark`], its builder and configuration.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
@@ -904,11 +904,7 @@ impl Inner {
         self.sorted_tools()
             .iter()
             .filter(|e| e.scope.visible() && e.callers.contains(caller))
-            .map(|e| {
-                let mut info = e.info.clone();
-                info.needs_confirmation = e.guarded() && caller != Caller::Human;
-                info
-            })
+            .map(|e| e.info(caller))
             .collect()
     }
 
