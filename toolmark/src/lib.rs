@@ -152,8 +152,8 @@ pub mod __fuzz_seal {
 // into it. Generated code still names them through `__private`.
 #[doc(hidden)]
 pub use crate::tools::private::{
-    SequenceOrMap, ToolArgDecode, ToolArgSchema, ToolArgSend, ToolErrorType, ToolInputDecode,
-    ToolInputSchema, ToolInputSend, ToolOutput, ToolRun,
+    run_async, Run, SequenceOrMap, ToolArgDecode, ToolArgSchema, ToolArgSend, ToolErrorType,
+    ToolInputDecode, ToolInputSchema, ToolInputSend, ToolOutput,
 };
 
 pub use crate::call::client::{

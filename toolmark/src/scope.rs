@@ -103,9 +103,9 @@ pub(crate) struct ScopeNode {
     /// Cancelled on disposal; children's tokens are child tokens of this one.
     pub(crate) dispose_token: CancellationToken,
     pub(crate) children: Mutex<HashMap<String, Arc<ScopeNode>>>,
-    /// Full names of the tools registered directly into this scope (guarded by the
-    /// registry lock for writes).
-    pub(crate) tools: Mutex<Vec<Arc<str>>>,
+    /// How many tools are registered directly into this scope (changed under the
+    /// registry lock; the registry holds the tools, found by their scope on disposal).
+    pub(crate) tools: AtomicUsize,
     /// The scope's queue: one run at a time, FIFO.
     pub(crate) queue: crate::call::gate::Gate,
     /// Calls waiting for the permit.
@@ -125,7 +125,7 @@ impl ScopeNode {
             disposed: AtomicBool::new(false),
             dispose_token: CancellationToken::new(),
             children: Mutex::new(HashMap::new()),
-            tools: Mutex::new(Vec::new()),
+            tools: AtomicUsize::new(0),
             queue: crate::call::gate::Gate::new(),
             waiting: AtomicUsize::new(0),
         })
@@ -169,7 +169,7 @@ impl ScopeNode {
             disposed: AtomicBool::new(self.is_disposed()),
             dispose_token: self.dispose_token.child_token(),
             children: Mutex::new(HashMap::new()),
-            tools: Mutex::new(Vec::new()),
+            tools: AtomicUsize::new(0),
             queue: crate::call::gate::Gate::new(),
             waiting: AtomicUsize::new(0),
         });
@@ -208,7 +208,7 @@ impl ScopeNode {
     /// Visible: this scope and every ancestor have `when: true` and are not disposed.
     /// Whether this scope or a descendant holds a registered tool.
     pub(crate) fn has_tools(&self) -> bool {
-        if !lock(&self.tools).is_empty() {
+        if self.tools.load(Ordering::Acquire) > 0 {
             return true;
         }
         let children: Vec<Arc<ScopeNode>> = lock(&self.children).values().cloned().collect();

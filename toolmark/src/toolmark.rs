@@ -442,7 +442,7 @@ impl fmt::Debug for ToolmarkBuilder {
 
 /// Full name → entry. Fx hashing: keys are registered by the app, so lookups of
 /// agent-chosen names only probe and cannot degrade the table.
-pub(crate) type Registry = HashMap<Arc<str>, Arc<ToolEntry>, rustc_hash::FxBuildHasher>;
+pub(crate) use crate::tools::registry::Registry;
 
 /// The share of `max_pending` a caller may hold before it loses its own oldest
 /// first, when `max_pending_per_caller` is not set.
@@ -776,8 +776,8 @@ impl Inner {
         let mut names = Vec::with_capacity(entries.len());
         for e in entries {
             let e = Arc::new(e);
-            lock(&e.scope.tools).push(Arc::clone(&e.name));
-            registry.insert(Arc::clone(&e.name), Arc::clone(&e));
+            e.scope.tools.fetch_add(1, Ordering::AcqRel);
+            registry.insert(Arc::clone(&e));
             names.push(e);
         }
         drop(registry);
@@ -850,17 +850,16 @@ impl Inner {
     /// confirmations and undo restorers.
     pub(crate) fn on_disposed(self: &Arc<Self>, nodes: &[Arc<ScopeNode>]) {
         let in_nodes = |n: &Arc<ScopeNode>| nodes.iter().any(|d| Arc::ptr_eq(d, n));
-        let mut removed = Vec::new();
-        {
+        let removed: Vec<Arc<str>> = {
             let mut registry = self.write_registry();
             for node in nodes {
-                for name in lock(&node.tools).drain(..) {
-                    if registry.remove(&name).is_some() {
-                        removed.push(name);
-                    }
-                }
+                node.tools.store(0, Ordering::Release);
             }
-        }
+            // By address: a disposed subtree may hold many scopes.
+            let disposed: std::collections::HashSet<usize, rustc_hash::FxBuildHasher> =
+                nodes.iter().map(|n| Arc::as_ptr(n) as usize).collect();
+            registry.remove_where(|e| disposed.contains(&(Arc::as_ptr(&e.scope) as usize)))
+        };
         crate::confirm::deferred::on_disposed(self, nodes);
         lock(&self.undo).retain(|u| !in_nodes(&u.scope));
         self.bump();
@@ -884,11 +883,7 @@ impl Inner {
             .sorted_tools()
             .iter()
             .filter(|e| self.can_see(e, caller))
-            .map(|e| {
-                let mut info = e.info.clone();
-                info.needs_confirmation = e.guarded() && caller != Caller::Human;
-                info
-            })
+            .map(|e| e.info(caller))
             .collect();
         let cached = Arc::new(CachedManifest {
             version,
@@ -935,11 +930,7 @@ impl Inner {
         self.sorted_tools()
             .iter()
             .filter(|e| e.scope.visible() && e.callers.contains(caller))
-            .map(|e| {
-                let mut info = e.info.clone();
-                info.needs_confirmation = e.guarded() && caller != Caller::Human;
-                info
-            })
+            .map(|e| e.info(caller))
             .collect()
     }
 
