@@ -58,10 +58,12 @@ pub(crate) struct ToolEntry {
     pub(crate) timeout: Option<Duration>,
     /// Whether the run reads its context (see `ToolSpec::uses_context`).
     pub(crate) uses_context: bool,
-    /// The manifest's title.
-    pub(crate) title: Option<Box<str>>,
-    /// The manifest's description.
-    pub(crate) description: Box<str>,
+    /// The manifest's title (if any) followed by its description: one allocation
+    /// and one pointer for both (see [`ToolEntry::title`]).
+    text: Box<str>,
+    /// The title's length in `text` plus one; 0: no title. Beside the one-byte
+    /// fields, in what would be padding.
+    title_end: u32,
     /// The input schema as the manifest shows it (sensitive paths `writeOnly`).
     pub(crate) input_schema: Arc<Value>,
     pub(crate) output_schema: Option<Arc<Value>>,
@@ -80,6 +82,25 @@ pub(crate) struct ToolEntry {
     pub(crate) changes_fn: Option<Box<ChangesFn>>,
 }
 
+/// A title and a description as one string, and where the title ends (plus one;
+/// 0: no title). A title longer than `u32::MAX - 1` bytes (4 GiB) keeps its first
+/// that many bytes, cut at a character boundary.
+fn title_and_description(title: Option<String>, description: String) -> (Box<str>, u32) {
+    match title {
+        None => (description.into_boxed_str(), 0),
+        Some(mut title) => {
+            let mut end = title.len().min(u32::MAX as usize - 1);
+            while !title.is_char_boundary(end) {
+                end -= 1;
+            }
+            title.truncate(end);
+            title.reserve_exact(description.len());
+            title.push_str(&description);
+            (title.into_boxed_str(), end as u32 + 1)
+        }
+    }
+}
+
 /// The next registration serial.
 fn next_serial() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -88,6 +109,17 @@ fn next_serial() -> u64 {
 }
 
 impl ToolEntry {
+    /// The manifest's title.
+    pub(crate) fn title(&self) -> Option<&str> {
+        let end = (self.title_end as usize).checked_sub(1)?;
+        Some(&self.text[..end])
+    }
+
+    /// The manifest's description.
+    pub(crate) fn description(&self) -> &str {
+        &self.text[(self.title_end as usize).saturating_sub(1)..]
+    }
+
     /// The sensitive-path matcher for this moment (dynamic paths are read now; a
     /// failure makes the whole input sensitive).
     pub(crate) fn matcher(&self) -> Matcher {
@@ -130,7 +162,7 @@ impl ToolEntry {
         match &self.summary {
             Some(t) => t.render(input, matcher),
             None => {
-                crate::tools::summary::one_line(self.title.as_deref().unwrap_or(&self.description))
+                crate::tools::summary::one_line(self.title().unwrap_or(self.description()))
             }
         }
     }
@@ -139,8 +171,8 @@ impl ToolEntry {
     pub(crate) fn info(&self, caller: Caller) -> ToolInfo {
         ToolInfo {
             name: self.name.to_string(),
-            title: self.title.as_deref().map(str::to_owned),
-            description: self.description.to_string(),
+            title: self.title().map(str::to_owned),
+            description: self.description().to_owned(),
             input_schema: Arc::clone(&self.input_schema),
             output_schema: self.output_schema.clone(),
             effect: self.effect,
@@ -472,11 +504,12 @@ pub(crate) fn prepare(
         }
     };
 
+    let (text, title_end) = title_and_description(spec.title, spec.description);
     Ok(ToolEntry {
         serial: next_serial(),
         name: Arc::from(full),
-        title: spec.title.map(String::into_boxed_str),
-        description: spec.description.into_boxed_str(),
+        text,
+        title_end,
         input_schema: schema,
         output_schema: spec.output_schema,
         inner: inner.clone(),
