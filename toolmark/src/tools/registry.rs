@@ -161,9 +161,7 @@ impl ToolEntry {
     pub(crate) fn summary_for(&self, input: &Value, matcher: &Matcher) -> String {
         match &self.summary {
             Some(t) => t.render(input, matcher),
-            None => {
-                crate::tools::summary::one_line(self.title().unwrap_or(self.description()))
-            }
+            None => crate::tools::summary::one_line(self.title().unwrap_or(self.description())),
         }
     }
 
