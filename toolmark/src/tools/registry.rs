@@ -101,6 +101,18 @@ fn title_and_description(title: Option<String>, description: String) -> (Box<str
     }
 }
 
+/// The title in a [`title_and_description`] string.
+fn title_in(text: &str, title_end: u32) -> Option<&str> {
+    let end = (title_end as usize).checked_sub(1)?;
+    text.get(..end)
+}
+
+/// The description in a [`title_and_description`] string.
+fn description_in(text: &str, title_end: u32) -> &str {
+    text.get((title_end as usize).saturating_sub(1)..)
+        .unwrap_or(text)
+}
+
 /// The next registration serial.
 fn next_serial() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -111,13 +123,12 @@ fn next_serial() -> u64 {
 impl ToolEntry {
     /// The manifest's title.
     pub(crate) fn title(&self) -> Option<&str> {
-        let end = (self.title_end as usize).checked_sub(1)?;
-        Some(&self.text[..end])
+        title_in(&self.text, self.title_end)
     }
 
     /// The manifest's description.
     pub(crate) fn description(&self) -> &str {
-        &self.text[(self.title_end as usize).saturating_sub(1)..]
+        description_in(&self.text, self.title_end)
     }
 
     /// The sensitive-path matcher for this moment (dynamic paths are read now; a
@@ -526,4 +537,34 @@ pub(crate) fn prepare(
         stale_check: spec.stale_check.map(Box::new),
         changes_fn: spec.changes_fn.map(Box::new),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{description_in, title_and_description, title_in};
+
+    fn split(title: Option<&str>, description: &str) -> (Option<String>, String) {
+        let (text, title_end) =
+            title_and_description(title.map(str::to_owned), description.to_owned());
+        (
+            title_in(&text, title_end).map(str::to_owned),
+            description_in(&text, title_end).to_owned(),
+        )
+    }
+
+    #[test]
+    fn a_title_and_a_description_come_back_apart() {
+        for (title, description) in [
+            (None, "Add two numbers."),
+            (Some("Add"), "Add two numbers."),
+            (Some(""), "Empty title, kept as a title."),
+            (Some("Überweisung ✓"), ""),
+            (None, ""),
+        ] {
+            assert_eq!(
+                split(title, description),
+                (title.map(str::to_owned), description.to_owned())
+            );
+        }
+    }
 }
