@@ -100,7 +100,7 @@ pub use crate::confirm::{
     Ask, Change, ConfirmHandler, ConfirmQueue, ConfirmRequest, ConfirmResult, Decision,
     PendingConfirmation, QueueHandler,
 };
-pub use crate::content::{Content, ContentBlock, EmbeddedResource};
+pub use crate::content::{Content, ContentBlock, EmbeddedResource, ResourceLink};
 pub use crate::error::{CollectError, ConfigError, RegisterError};
 pub use crate::event::{Bridge, BridgeMessage, Event, Events};
 pub use crate::forms::form::{Form, FormOptions, OnSubmit};

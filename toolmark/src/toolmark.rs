@@ -823,7 +823,7 @@ impl Inner {
 
     /// Every registered tool sorted by full name, re-sorted only when tools were
     /// added or removed (not when a scope is shown or hidden).
-    fn sorted_tools(&self) -> Arc<[Arc<ToolEntry>]> {
+    pub(crate) fn sorted_tools(&self) -> Arc<[Arc<ToolEntry>]> {
         let version = self.tools_version.load(Ordering::Acquire);
         let mut sorted = lock(&self.sorted_tools);
         if let Some((v, list)) = sorted.as_ref() {

@@ -58,18 +58,18 @@ mod client;
 mod elicit;
 mod handler;
 mod http;
-mod list;
+pub(crate) mod list;
 mod result;
 
 use std::fmt;
 use std::sync::Arc;
 
-use crate::{Effect, LogLevel, Toolmark};
+use crate::{LogLevel, Toolmark};
 
 pub use elicit::Elicitation;
 pub use handler::McpSession;
-pub use http::HttpOptions;
-pub use result::call_result;
+pub use http::{HttpOptions, McpConfigError, ProtectedResource};
+pub use result::{call_result, OutputShape, ERROR_META_KEY};
 
 /// Where a session's [`Toolmark`] comes from.
 #[derive(Clone)]
@@ -109,6 +109,8 @@ pub(crate) struct Config {
     pub(crate) instructions: Option<String>,
     /// A session's log level until its client sends `logging/setLevel`.
     pub(crate) log_level: LogLevel,
+    /// The HTTP sessions alive now (shared by clones of the server).
+    pub(crate) live_sessions: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl McpServer {
@@ -130,12 +132,13 @@ impl McpServer {
                 source,
                 shared_catalog,
                 elicitation: None,
-                page_size: 100,
+                page_size: usize::MAX,
                 http: HttpOptions::default(),
                 name: "toolmark".to_owned(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 instructions: None,
                 log_level: LogLevel::Debug,
+                live_sessions: Arc::default(),
             }),
         }
     }
@@ -155,6 +158,7 @@ impl McpServer {
                     version: c.version.clone(),
                     instructions: c.instructions.clone(),
                     log_level: c.log_level,
+                    live_sessions: Arc::clone(&c.live_sessions),
                 };
                 f(&mut copy);
                 self.config = Arc::new(copy);
@@ -181,8 +185,11 @@ impl McpServer {
         self.edit(|c| c.instructions = Some(text))
     }
 
-    /// Tools per tools/list page (default 100; at least 1). A longer list comes
-    /// in pages linked by `nextCursor`.
+    /// Tools per tools/list page (at least 1). A longer list comes in pages
+    /// linked by `nextCursor`. Default: every tool in one page, as rmcp's own
+    /// handler answers, because common clients stop following cursors after a
+    /// number of pages (the MCP Inspector after 64) and would list a large
+    /// server only in part.
     #[must_use]
     pub fn page_size(self, n: usize) -> Self {
         self.edit(|c| c.page_size = n.max(1))
@@ -249,17 +256,13 @@ impl fmt::Debug for McpServer {
     }
 }
 
-/// The MCP annotations of an effect.
-pub(crate) fn annotations(effect: Effect, title: Option<&str>) -> rmcp::model::ToolAnnotations {
-    let mut a = match title {
-        Some(t) => rmcp::model::ToolAnnotations::with_title(t),
-        None => rmcp::model::ToolAnnotations::new(),
-    };
-    a = match effect {
-        Effect::Read => a.read_only(true),
-        Effect::Write => a.read_only(false).destructive(false),
-        Effect::Consequential => a.read_only(false).destructive(false).open_world(true),
-        Effect::Destructive => a.read_only(false).destructive(true),
-    };
-    a
+/// The MCP annotations of a tool: every hint set, from its effect and what it
+/// declared (`open_world`, `idempotent`).
+pub(crate) fn annotations(info: &crate::ToolInfo, title: &str) -> rmcp::model::ToolAnnotations {
+    let hints = &info.annotations;
+    rmcp::model::ToolAnnotations::with_title(title)
+        .read_only(hints.read_only_hint)
+        .destructive(hints.destructive_hint)
+        .idempotent(hints.idempotent_hint)
+        .open_world(hints.open_world_hint)
 }

@@ -56,6 +56,9 @@ pub(crate) struct ToolEntry {
     pub(crate) summary: Option<Template>,
     pub(crate) stale_check: Option<StaleCheck>,
     pub(crate) changes_fn: Option<ChangesFn>,
+    /// The tool as MCP lists it, built on its first listing.
+    #[cfg(feature = "mcp")]
+    pub(crate) mcp: std::sync::OnceLock<Arc<crate::mcp::list::McpTool>>,
 }
 
 impl ToolEntry {
@@ -368,6 +371,8 @@ pub(crate) fn prepare(
         annotations: ToolAnnotations {
             read_only_hint: spec.effect == Effect::Read,
             destructive_hint: spec.effect == Effect::Destructive,
+            open_world_hint: spec.open_world.unwrap_or(spec.effect.open_world()),
+            idempotent_hint: spec.idempotent.unwrap_or(spec.effect.idempotent()),
         },
         needs_confirmation: false,
     };
@@ -390,5 +395,7 @@ pub(crate) fn prepare(
         summary,
         stale_check: spec.stale_check,
         changes_fn: spec.changes_fn,
+        #[cfg(feature = "mcp")]
+        mcp: std::sync::OnceLock::new(),
     })
 }
