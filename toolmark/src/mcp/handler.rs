@@ -7,8 +7,11 @@ use std::sync::Arc;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -16,6 +19,7 @@ use serde_json::Value;
 
 use super::client::{from_rmcp, McpClient, Notes, SessionLevel};
 use super::elicit::ElicitHandler;
+use super::fallback;
 use super::list::{Catalog, McpTool};
 use super::result::{call_result, OutputShape};
 use super::Config;
@@ -87,6 +91,13 @@ impl McpSession {
     }
 }
 
+impl McpSession {
+    /// The app's own handler for the methods that are not tool methods.
+    fn fallback(&self) -> Option<&dyn super::fallback::Fallback> {
+        self.config.fallback.as_deref()
+    }
+}
+
 /// Whether the session's client declared it answers elicitations.
 fn elicits(peer: &rmcp::service::Peer<RoleServer>) -> bool {
     !peer.supported_elicitation_modes().is_empty()
@@ -116,7 +127,81 @@ impl ServerHandler for McpSession {
         if let Some(text) = &self.config.instructions {
             info = info.with_instructions(text.clone());
         }
+        if let Some(fallback) = &self.config.fallback {
+            let theirs = fallback.info();
+            super::fallback::merge(&mut info.capabilities, theirs.capabilities);
+            if info.instructions.is_none() {
+                info.instructions = theirs.instructions;
+            }
+        }
         info
+    }
+
+    // Every method that is not a tool method goes to the app's own handler
+    // (`McpServer::fallback_handler`), or is "method not found".
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        fallback::complete(self.fallback(), request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        fallback::get_prompt(self.fallback(), request, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        fallback::list_prompts(self.fallback(), request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        fallback::list_resources(self.fallback(), request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        fallback::list_resource_templates(self.fallback(), request, context).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        fallback::read_resource(self.fallback(), request, context).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        fallback::subscribe(self.fallback(), request, context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        fallback::unsubscribe(self.fallback(), request, context).await
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -166,11 +251,13 @@ impl ServerHandler for McpSession {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
         let entry = self.catalog.tm.inner.lookup(name);
-        let input = request.arguments.map_or(Value::Null, Value::Object);
+        // Taken out of the message before rmcp logged it (see `quiet`).
+        let input = super::quiet::arguments(request.arguments, &mut context)
+            .map_or(Value::Null, Value::Object);
         // notifications/cancelled and the session's end both cancel `ct`.
         let mut options = CallOptions::new(Caller::Mcp)
             .signal(context.ct.clone())

@@ -745,6 +745,7 @@ impl McpServer {
         );
         let mut router = Router::new()
             .fallback_service(service)
+            .layer(axum::middleware::from_fn(super::quiet::hide_http))
             .layer(from_fn_with_state(sessions, check_sessions))
             .layer(from_fn_with_state(limit, check_length));
         if let Some(token) = bearer {

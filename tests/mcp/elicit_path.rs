@@ -1,0 +1,119 @@
+//! Confirmation by elicitation is a confirmation path of its own: an app with
+//! `confirm_by_elicitation` and no confirm handler lists and runs its guarded
+//! tools for a client that answers elicitations, and only for such a client
+//! (one without the capability has no path: the tools stay hidden and a call is
+//! `not_allowed`), so the list and a call always agree.
+
+use rmcp::model::ElicitationAction;
+use toolmark::mcp::{Elicitation, McpServer};
+use toolmark::Toolmark;
+
+use crate::*;
+
+/// The test app with no confirm handler of its own.
+fn handlerless(log: &Log) -> Toolmark {
+    app(Toolmark::builder(), log)
+}
+
+fn names(tools: &[rmcp::model::Tool]) -> Vec<String> {
+    tools.iter().map(|t| t.name.to_string()).collect()
+}
+
+#[tokio::test]
+async fn an_eliciting_client_sees_and_runs_guarded_tools_without_an_app_handler() {
+    let log = Log::default();
+    let server = McpServer::new(handlerless(&log))
+        .confirm_by_elicitation(Elicitation::consequential().destructive());
+    let asking = Client {
+        elicit: Some(ElicitationAction::Accept),
+        ..Client::default()
+    };
+    let client = connect(&server, asking.clone()).await;
+    let listed = names(&client.list_all_tools().await.unwrap());
+    assert!(listed.contains(&"pay.send".to_owned()), "{listed:?}");
+    assert!(listed.contains(&"notes.purge".to_owned()), "{listed:?}");
+    let r = pay(&client, "ada", 5, SECRET).await;
+    assert_eq!(r.structured_content, Some(json!({"paid": 5})), "{r:?}");
+    let asked = asking.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(!asked[0].contains(SECRET), "{asked:?}");
+    let r = client
+        .call_tool(call("notes.purge", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"deleted": 3})), "{r:?}");
+    assert_eq!(log.get(), ["paid 5 to ada", "purged"]);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_client_without_elicitation_has_no_path_list_and_call_agree() {
+    let log = Log::default();
+    let server = McpServer::new(handlerless(&log))
+        .confirm_by_elicitation(Elicitation::consequential().destructive());
+    let client = connect(&server, Client::default()).await;
+    let listed = names(&client.list_all_tools().await.unwrap());
+    assert!(!listed.contains(&"pay.send".to_owned()), "{listed:?}");
+    assert!(!listed.contains(&"notes.purge".to_owned()), "{listed:?}");
+    assert!(listed.contains(&"notes.count".to_owned()), "{listed:?}");
+    let r = pay(&client, "ada", 5, SECRET).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        r.content[0]
+            .as_text()
+            .unwrap()
+            .text
+            .starts_with("not_allowed: "),
+        "{r:?}"
+    );
+    assert!(log.get().is_empty());
+    client.cancel().await.unwrap();
+}
+
+/// What the policy does not cover has no path even for an eliciting client.
+#[tokio::test]
+async fn the_policy_decides_which_guarded_tools_an_eliciting_client_gets() {
+    let log = Log::default();
+    let server =
+        McpServer::new(handlerless(&log)).confirm_by_elicitation(Elicitation::consequential());
+    let client = connect(
+        &server,
+        Client {
+            elicit: Some(ElicitationAction::Accept),
+            ..Client::default()
+        },
+    )
+    .await;
+    let listed = names(&client.list_all_tools().await.unwrap());
+    assert!(listed.contains(&"pay.send".to_owned()), "{listed:?}");
+    assert!(!listed.contains(&"notes.purge".to_owned()), "{listed:?}");
+    let r = client
+        .call_tool(call("notes.purge", json!({})))
+        .await
+        .unwrap();
+    assert!(
+        r.content[0]
+            .as_text()
+            .unwrap()
+            .text
+            .starts_with("not_allowed: "),
+        "{r:?}"
+    );
+    assert!(log.get().is_empty());
+    client.cancel().await.unwrap();
+}
+
+/// The two lists are what the session's own `tools_for` says.
+#[tokio::test]
+async fn the_session_lists_per_client() {
+    let server = McpServer::new(handlerless(&Log::default()))
+        .confirm_by_elicitation(Elicitation::consequential());
+    let s = server.session();
+    let plain = names(&s.tools_for(false));
+    let asking = names(&s.tools_for(true));
+    assert_eq!(asking.len(), plain.len() + 1);
+    assert!(asking.contains(&"pay.send".to_owned()));
+    // Without elicitation configured, both lists are the same.
+    let s = McpServer::new(handlerless(&Log::default())).session();
+    assert_eq!(names(&s.tools_for(true)), names(&s.tools_for(false)));
+}
