@@ -117,3 +117,64 @@ async fn the_session_lists_per_client() {
     let s = McpServer::new(handlerless(&Log::default())).session();
     assert_eq!(names(&s.tools_for(true)), names(&s.tools_for(false)));
 }
+
+/// A guarded tool only MCP may call: without an app handler its registration
+/// fails unless the builder declares that MCP clients confirm; with that, the
+/// registration, the list and a call agree for each kind of client.
+#[tokio::test]
+async fn registration_counts_the_clients_path_when_declared() {
+    use toolmark::{Caller, Effect, RegisterError, ToolSpec};
+    let spec = |log: &Log| {
+        let l = log.clone();
+        ToolSpec::new("send", "Send the newsletter")
+            .effect(Effect::Consequential)
+            .callers([Caller::Mcp])
+            .handler(move |_ctx, _input| {
+                let l = l.clone();
+                async move {
+                    l.push("sent");
+                    Ok(json!({"sent": true}))
+                }
+            })
+    };
+    let log = Log::default();
+    let plain = Toolmark::builder().build().unwrap();
+    let err = plain.register(spec(&log), Default::default()).unwrap_err();
+    assert!(matches!(err, RegisterError::MissingConfirmHandler { .. }));
+    assert!(
+        err.to_string().contains("client_confirms(Caller::Mcp)"),
+        "{err}"
+    );
+
+    let tm = Toolmark::builder()
+        .client_confirms(Caller::Mcp)
+        .build()
+        .unwrap();
+    tm.register(spec(&log), Default::default()).unwrap();
+    let server = McpServer::new(tm).confirm_by_elicitation(Elicitation::consequential());
+    let asking = connect(
+        &server,
+        Client {
+            elicit: Some(ElicitationAction::Accept),
+            ..Client::default()
+        },
+    )
+    .await;
+    assert_eq!(names(&asking.list_all_tools().await.unwrap()), ["send"]);
+    let r = asking.call_tool(call("send", json!({}))).await.unwrap();
+    assert_eq!(r.structured_content, Some(json!({"sent": true})), "{r:?}");
+    let other = connect(&server, Client::default()).await;
+    assert!(other.list_all_tools().await.unwrap().is_empty());
+    let r = other.call_tool(call("send", json!({}))).await.unwrap();
+    assert!(
+        r.content[0]
+            .as_text()
+            .unwrap()
+            .text
+            .starts_with("not_allowed: "),
+        "{r:?}"
+    );
+    assert_eq!(log.get(), ["sent"]);
+    asking.cancel().await.unwrap();
+    other.cancel().await.unwrap();
+}

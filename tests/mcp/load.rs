@@ -1,7 +1,9 @@
 //! A bounded loopback load: N concurrent clients of the official Python SDK
 //! (2025-11-25 sessions) against `examples/mcp_many` in a child process, each
 //! making 5 calls; 0 errors, and once they are gone the server's live sessions
-//! are back to 0 and its memory (RSS) back near where it started.
+//! are back to 0; the same load again and again leaves its memory (RSS) where
+//! it was (what the allocator keeps after the first rounds is reused: a session
+//! that leaked would add its ~100 KB every round).
 //!
 //! The interpreter is the one `tests/mcp/python.rs` uses; without it the test
 //! fails when `CI` is set and is skipped, loudly, otherwise.
@@ -14,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Concurrent clients, and calls each.
-const CLIENTS: usize = 200;
+const CLIENTS: usize = 100;
 const CALLS: usize = 5;
 
 fn root() -> PathBuf {
@@ -124,11 +126,10 @@ fn concurrent_clients_all_succeed_and_leave_no_session_behind() {
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        // The SDK closes each session with DELETE and warns unless it is 200/204.
+        assert!(!stderr.contains("Session termination failed"), "{stderr}");
         stdout
     };
     // Warm up (allocator arenas, the runtime's threads), then the baseline.
@@ -161,20 +162,23 @@ fn concurrent_clients_all_succeed_and_leave_no_session_behind() {
         peak.load(Ordering::SeqCst) > 1,
         "the clients were not concurrent"
     );
-    // Freed memory may stay with the allocator; what must not stay is memory
-    // per session: a second round of the same load grows nothing.
-    let summary = load(CLIENTS);
-    assert!(summary.contains("errors 0"), "{summary}");
-    wait_for("every session to end", Duration::from_secs(30), || {
-        live.load(Ordering::SeqCst) == 0
-    });
-    std::thread::sleep(Duration::from_millis(200));
-    let again = rss_kib(pid);
-    eprintln!("load: RSS {again} KiB after a second round");
+    // Freed memory may stay with the allocator, which reuses it: rounds of the
+    // same load level off. What must not stay is memory per session.
+    let mut rounds = vec![after];
+    for _ in 0..2 {
+        let summary = load(CLIENTS);
+        assert!(summary.contains("errors 0"), "{summary}");
+        wait_for("every session to end", Duration::from_secs(30), || {
+            live.load(Ordering::SeqCst) == 0
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        rounds.push(rss_kib(pid));
+    }
+    eprintln!("load: RSS after each round {rounds:?} KiB");
+    let last = rounds[rounds.len() - 1] - rounds[rounds.len() - 2].min(rounds[rounds.len() - 1]);
     assert!(
-        again <= after + 4 * 1024,
-        "memory grew by {} KiB over a second round of the same load",
-        again.saturating_sub(after)
+        last <= 4 * 1024,
+        "memory grew by {last} KiB over the last round of the same load: {rounds:?}"
     );
     drop(server);
 }

@@ -150,7 +150,11 @@ pub use crate::tools::spec::{Decoded, Effect, StateNeed, ToolAnnotations, ToolIn
 /// `inapp`, `webmcp`, `mcp`, `tour`, `test`; default: all), `summary = "…{field}…"`,
 /// `description = "…"` (default: the doc comment, lines joined and trimmed),
 /// `title = "…"`, `timeout = "30s"` (humantime syntax; replaces the builder's
-/// `call_timeout` for this tool). Names and scope segments are `[A-Za-z0-9_-]+`.
+/// `call_timeout` for this tool), `open_world` or `closed_world` (whether the tool
+/// reaches beyond the app; default: only consequential tools do, see
+/// [`ToolSpec::open_world`]), `idempotent` (a retry with the same input has no
+/// further effect; default: only reads, see [`ToolSpec::idempotent`]). Names and
+/// scope segments are `[A-Za-z0-9_-]+`.
 ///
 /// **Parameters**, in any order: [`ToolContext`], any number of [`State<T>`], and
 /// either one *input type* (a type of yours, `Deserialize + JsonSchema`, that is the

@@ -478,6 +478,21 @@ async fn check_length(State(limit): State<usize>, req: Request, next: Next) -> R
         .await
 }
 
+/// A session closed by `DELETE` is `204 No Content` (rmcp answers `202`, which
+/// the official Python SDK reports as "Session termination failed" for every
+/// session it closes; it and the TypeScript SDK both take a 2xx).
+async fn deleted_is_no_content(req: Request, next: Next) -> Response {
+    let delete = req.method() == http::Method::DELETE;
+    let mut res = next.run(req).await;
+    if delete && res.status() == StatusCode::ACCEPTED {
+        *res.status_mut() = StatusCode::NO_CONTENT;
+        *res.body_mut() = Body::empty();
+        res.headers_mut().remove(header::CONTENT_LENGTH);
+        res.headers_mut().remove(header::CONTENT_TYPE);
+    }
+    res
+}
+
 /// The live sessions of one router, and its cap.
 pub(crate) struct Sessions {
     live: Arc<AtomicUsize>,
@@ -746,6 +761,7 @@ impl McpServer {
         let mut router = Router::new()
             .fallback_service(service)
             .layer(axum::middleware::from_fn(super::quiet::hide_http))
+            .layer(axum::middleware::from_fn(deleted_is_no_content))
             .layer(from_fn_with_state(sessions, check_sessions))
             .layer(from_fn_with_state(limit, check_length));
         if let Some(token) = bearer {

@@ -274,6 +274,13 @@ impl McpServer {
     /// Ask the calling client to confirm, with `elicitation/create`, instead of
     /// the app's handler, for the tools `policy` covers. Off by default: see
     /// [`Elicitation`] for what an elicitation answer is worth.
+    ///
+    /// This is a confirmation path of its own, per client: without an app
+    /// handler, a client that declared elicitation lists and calls the tools the
+    /// policy covers; one that did not has them hidden (a call is `not_allowed`).
+    /// For a tool only MCP may call, also tell the builder
+    /// ([`ToolmarkBuilder::client_confirms`](crate::ToolmarkBuilder::client_confirms)`(Caller::Mcp)`),
+    /// so registration counts this path.
     #[must_use]
     pub fn confirm_by_elicitation(self, policy: Elicitation) -> Self {
         self.edit(|c| c.elicitation = Some(policy))

@@ -294,7 +294,11 @@ pub(crate) fn prepare(
             .iter()
             .filter(|c| *c != Caller::Human)
             .collect();
-        let has_path = |c: &Caller| !config.lacks_approver(&full, spec.effect, *c);
+        // A caller whose client confirms (an MCP server asking by elicitation)
+        // has a path too; which of its clients do is decided per call.
+        let has_path = |c: &Caller| {
+            !config.lacks_approver(&full, spec.effect, *c) || config.client_confirms.contains(*c)
+        };
         if !non_human.is_empty() && !non_human.iter().any(has_path) {
             return Err(RegisterError::MissingConfirmHandler {
                 tool: full,
