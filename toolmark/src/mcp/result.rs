@@ -167,7 +167,13 @@ mod tests {
                         crate::Content::text("hi")
                             .image("AA==", "image/png")
                             .audio("BB==", "audio/wav")
-                            .resource_text("test://r", "text/plain", "body"),
+                            .resource_text("test://r", "text/plain", "body")
+                            .resource_link(
+                                crate::ResourceLink::new("file:///q3.pdf", "q3.pdf")
+                                    .title("Q3 report")
+                                    .mime_type("application/pdf")
+                                    .size(1024),
+                            ),
                     )
                     .unwrap(),
                 },
@@ -176,7 +182,9 @@ mod tests {
                     {"type": "text", "text": "hi"},
                     {"type": "image", "data": "AA==", "mimeType": "image/png"},
                     {"type": "audio", "data": "BB==", "mimeType": "audio/wav"},
-                    {"type": "resource", "resource": {"uri": "test://r", "mimeType": "text/plain", "text": "body"}}
+                    {"type": "resource", "resource": {"uri": "test://r", "mimeType": "text/plain", "text": "body"}},
+                    {"type": "resource_link", "uri": "file:///q3.pdf", "name": "q3.pdf",
+                     "title": "Q3 report", "mimeType": "application/pdf", "size": 1024}
                 ], "isError": false}),
             ),
             (
