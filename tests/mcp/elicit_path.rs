@@ -178,3 +178,93 @@ async fn registration_counts_the_clients_path_when_declared() {
     asking.cancel().await.unwrap();
     other.cancel().await.unwrap();
 }
+
+/// For every tool, every kind of client and every elicitation policy: a tool is
+/// listed exactly when a call of it is not refused `not_allowed`. The app has no
+/// confirm handler; MCP-only guarded tools registered because the builder
+/// declared that MCP clients confirm, and one of them (destructive) is outside
+/// the narrower policy, so no client has a path to it there.
+#[tokio::test]
+async fn list_and_call_agree_for_every_tool_client_and_policy() {
+    use toolmark::{Caller, ToolSpec};
+    let log = Log::default();
+    let mcp_only = |name: &'static str, effect: Effect| {
+        let l = log.clone();
+        ToolSpec::new(name, "An MCP-only guarded tool")
+            .effect(effect)
+            .callers([Caller::Mcp])
+            .handler(move |_ctx, _input| {
+                let l = l.clone();
+                async move {
+                    l.push(name);
+                    Ok(json!({"done": name}))
+                }
+            })
+    };
+    let inputs = [
+        ("extra.ping", json!({})),
+        ("mcp_only.send", json!({})),
+        ("mcp_only.wipe", json!({})),
+        ("notes.add", json!({"text": "milk"})),
+        ("notes.count", json!({})),
+        ("notes.purge", json!({})),
+        (
+            "pay.send",
+            json!({"to": "ada", "amount": 5, "card": SECRET}),
+        ),
+        ("slow.wait", json!({"steps": 1})),
+    ];
+    let guarded = ["mcp_only.send", "mcp_only.wipe", "notes.purge", "pay.send"];
+    for (policy, covered) in [
+        (Elicitation::consequential().destructive(), &guarded[..]),
+        (
+            Elicitation::consequential(),
+            &["mcp_only.send", "pay.send"][..],
+        ),
+    ] {
+        let tm = app(
+            Toolmark::builder().client_confirms(Caller::Mcp),
+            &Log::default(),
+        );
+        let scope = tm.scope("mcp_only");
+        scope
+            .register(mcp_only("send", Effect::Consequential))
+            .unwrap();
+        scope
+            .register(mcp_only("wipe", Effect::Destructive))
+            .unwrap();
+        let server = McpServer::new(tm).confirm_by_elicitation(policy.clone());
+        for elicits in [true, false] {
+            let client = Client {
+                elicit: elicits.then_some(ElicitationAction::Accept),
+                ..Client::default()
+            };
+            let client = connect(&server, client).await;
+            let listed = names(&client.list_all_tools().await.unwrap());
+            // What the server's list must be: every unguarded tool, and the
+            // guarded ones the policy covers for a client that answers.
+            let expected: Vec<&str> = inputs
+                .iter()
+                .map(|(n, _)| *n)
+                .filter(|n| !guarded.contains(n) || (elicits && covered.contains(n)))
+                .collect();
+            assert_eq!(listed, expected, "{policy:?}, elicits: {elicits}");
+            for (name, input) in &inputs {
+                let r = client.call_tool(call(name, input.clone())).await.unwrap();
+                let refused = r.is_error == Some(true)
+                    && r.content[0]
+                        .as_text()
+                        .is_some_and(|t| t.text.starts_with("not_allowed: "));
+                assert_eq!(
+                    listed.iter().any(|l| l == name),
+                    !refused,
+                    "{name} ({policy:?}, elicits: {elicits}): {r:?}"
+                );
+                if !refused {
+                    assert_ne!(r.is_error, Some(true), "{name}: {r:?}");
+                }
+            }
+            client.cancel().await.unwrap();
+        }
+    }
+}

@@ -5,8 +5,9 @@
 //! it was (what the allocator keeps after the first rounds is reused: a session
 //! that leaked would add its ~100 KB every round).
 //!
-//! The interpreter is the one `tests/mcp/python.rs` uses; without it the test
-//! fails when `CI` is set and is skipped, loudly, otherwise.
+//! The interpreter is the one `tests/mcp/python.rs` uses: without
+//! `TOOLMARK_PYTHON` (and outside CI) the test is reported ignored; when it runs
+//! without the interpreter it fails (`tests/support/external.rs`).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -21,23 +22,6 @@ const CALLS: usize = 5;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn python() -> Option<PathBuf> {
-    let p = std::env::var_os("TOOLMARK_PYTHON")
-        .map_or_else(|| root().join(".ci/venv/bin/python"), PathBuf::from);
-    if p.exists() {
-        return Some(p);
-    }
-    let msg = format!(
-        "no Python with the MCP SDK at {} (run .ci/run)",
-        p.display()
-    );
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
-    }
-    eprintln!("SKIPPED: {msg}");
-    None
 }
 
 struct Server(Child);
@@ -70,9 +54,13 @@ fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     }
 }
 
+#[cfg_attr(
+    not(toolmark_client = "python"),
+    ignore = "needs the Python MCP SDK: set TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 #[test]
 fn concurrent_clients_all_succeed_and_leave_no_session_behind() {
-    let Some(py) = python() else { return };
+    let py = crate::external::python();
     let exe = std::env::current_exe().unwrap();
     let bin = exe
         .parent()
@@ -181,4 +169,13 @@ fn concurrent_clients_all_succeed_and_leave_no_session_behind() {
         "memory grew by {last} KiB over the last round of the same load: {rounds:?}"
     );
     drop(server);
+}
+
+/// Without the Python SDK the load test is reported ignored, never `ok`.
+#[test]
+fn the_load_test_is_reported_ignored_unless_python_is_expected() {
+    crate::external::assert_ignored_unless_expected(
+        cfg!(toolmark_client = "python"),
+        &["load::concurrent_clients_all_succeed_and_leave_no_session_behind"],
+    );
 }

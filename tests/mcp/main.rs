@@ -8,6 +8,8 @@
 mod ask;
 mod conformance;
 mod elicit_path;
+#[path = "../support/external.rs"]
+mod external;
 mod fallback;
 mod http;
 mod load;

@@ -5,8 +5,9 @@
 //! Inspector against `examples/mcp_many` listing 10,000 tools.
 //!
 //! Node is `$TOOLMARK_NODE`, else `.ci/node/node_modules/.bin/node`; the packages
-//! are in `$TOOLMARK_NODE_MODULES`, else `.ci/node/node_modules`. Without them the
-//! tests fail when `CI` is set and are skipped, loudly, otherwise.
+//! are in `$TOOLMARK_NODE_MODULES`, else `.ci/node/node_modules`. Without both
+//! variables (and outside CI) the tests are reported ignored; when they run
+//! without the client they fail (`tests/support/external.rs`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -19,30 +20,8 @@ fn root() -> PathBuf {
 }
 
 /// Node and the node_modules holding the SDK and the Inspector.
-fn node() -> Option<(PathBuf, PathBuf)> {
-    let node = std::env::var_os("TOOLMARK_NODE").map_or_else(
-        || root().join(".ci/node/node_modules/.bin/node"),
-        PathBuf::from,
-    );
-    let modules = std::env::var_os("TOOLMARK_NODE_MODULES")
-        .map_or_else(|| root().join(".ci/node/node_modules"), PathBuf::from);
-    let needed = [
-        node.clone(),
-        modules.join("@modelcontextprotocol/sdk/package.json"),
-        modules.join("@modelcontextprotocol/inspector/clients/cli/build/index.js"),
-    ];
-    if let Some(missing) = needed.iter().find(|p| !p.exists()) {
-        let msg = format!(
-            "{} not found ($TOOLMARK_NODE, $TOOLMARK_NODE_MODULES); run .ci/run",
-            missing.display()
-        );
-        if std::env::var_os("CI").is_some() {
-            panic!("{msg}");
-        }
-        eprintln!("SKIPPED: {msg}");
-        return None;
-    }
-    Some((node, modules))
+fn node() -> (PathBuf, PathBuf) {
+    crate::external::typescript()
 }
 
 fn example(name: &str) -> PathBuf {
@@ -110,20 +89,24 @@ fn ts_client(node: &Path, modules: &Path, args: &[&str]) {
     );
 }
 
+#[cfg_attr(
+    not(toolmark_client = "typescript"),
+    ignore = "needs Node 22 with the MCP TypeScript SDK and Inspector: set TOOLMARK_NODE and TOOLMARK_NODE_MODULES, or run .ci/run (runs every test)"
+)]
 #[test]
 fn typescript_sdk_over_stdio() {
-    let Some((node, modules)) = node() else {
-        return;
-    };
+    let (node, modules) = node();
     let bin = example("mcp_server");
     ts_client(&node, &modules, &["stdio", bin.to_str().unwrap()]);
 }
 
+#[cfg_attr(
+    not(toolmark_client = "typescript"),
+    ignore = "needs Node 22 with the MCP TypeScript SDK and Inspector: set TOOLMARK_NODE and TOOLMARK_NODE_MODULES, or run .ci/run (runs every test)"
+)]
 #[test]
 fn typescript_sdk_over_http() {
-    let Some((node, modules)) = node() else {
-        return;
-    };
+    let (node, modules) = node();
     let server = http_server(&example("mcp_server"), &[]);
     ts_client(&node, &modules, &["http", &server.1]);
 }
@@ -202,31 +185,37 @@ fn inspector_checks(node: &Path, modules: &Path, target: &[&str]) {
     assert_eq!(r["structuredContent"]["result"], 1, "{r}");
 }
 
+#[cfg_attr(
+    not(toolmark_client = "typescript"),
+    ignore = "needs Node 22 with the MCP TypeScript SDK and Inspector: set TOOLMARK_NODE and TOOLMARK_NODE_MODULES, or run .ci/run (runs every test)"
+)]
 #[test]
 fn mcp_inspector_cli_over_stdio() {
-    let Some((node, modules)) = node() else {
-        return;
-    };
+    let (node, modules) = node();
     let bin = example("mcp_server");
     inspector_checks(&node, &modules, &[bin.to_str().unwrap()]);
 }
 
+#[cfg_attr(
+    not(toolmark_client = "typescript"),
+    ignore = "needs Node 22 with the MCP TypeScript SDK and Inspector: set TOOLMARK_NODE and TOOLMARK_NODE_MODULES, or run .ci/run (runs every test)"
+)]
 #[test]
 fn mcp_inspector_cli_over_http() {
-    let Some((node, modules)) = node() else {
-        return;
-    };
+    let (node, modules) = node();
     let server = http_server(&example("mcp_server"), &[]);
     inspector_checks(&node, &modules, &[&server.1, "--transport", "http"]);
 }
 
 /// 10,000 tools list whole in the Inspector (it follows at most 64 pages), and
 /// one of them runs.
+#[cfg_attr(
+    not(toolmark_client = "typescript"),
+    ignore = "needs Node 22 with the MCP TypeScript SDK and Inspector: set TOOLMARK_NODE and TOOLMARK_NODE_MODULES, or run .ci/run (runs every test)"
+)]
 #[test]
 fn mcp_inspector_lists_10_000_tools() {
-    let Some((node, modules)) = node() else {
-        return;
-    };
+    let (node, modules) = node();
     let server = http_server(&example("mcp_many"), &["--tools", "10000"]);
     let target = [server.1.as_str(), "--transport", "http"];
     let (list, stderr) = inspector(&node, &modules, &target, &["--method", "tools/list"]);
@@ -250,4 +239,20 @@ fn mcp_inspector_lists_10_000_tools() {
         ],
     );
     assert_eq!(r["structuredContent"]["sum"], 42, "{r}");
+}
+
+/// Without Node and the TypeScript packages these tests are reported ignored,
+/// never `ok`.
+#[test]
+fn the_typescript_tests_are_reported_ignored_unless_typescript_is_expected() {
+    crate::external::assert_ignored_unless_expected(
+        cfg!(toolmark_client = "typescript"),
+        &[
+            "typescript::typescript_sdk_over_stdio",
+            "typescript::typescript_sdk_over_http",
+            "typescript::mcp_inspector_cli_over_stdio",
+            "typescript::mcp_inspector_cli_over_http",
+            "typescript::mcp_inspector_lists_10_000_tools",
+        ],
+    );
 }

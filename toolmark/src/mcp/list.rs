@@ -37,7 +37,9 @@ pub(crate) struct McpTool {
 impl McpTool {
     /// The MCP form of `entry` (built on first use, then shared).
     pub(crate) fn of(entry: &ToolEntry) -> &Arc<McpTool> {
-        entry.mcp.get_or_init(|| Arc::new(to_tool(&entry.info)))
+        entry
+            .mcp
+            .get_or_init(|| Arc::new(to_tool(&entry.info(Caller::Mcp))))
     }
 }
 
