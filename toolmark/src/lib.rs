@@ -104,6 +104,8 @@ mod error;
 pub mod event;
 mod forms;
 pub mod guide;
+#[cfg(any(feature = "mcp", feature = "webmcp"))]
+mod http_host;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;

@@ -20,6 +20,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq;
 
 use super::McpServer;
+use crate::http_host::{parse_host, split_host};
 
 /// A configuration [`McpServer::try_router`] (and so [`McpServer::serve_http`])
 /// refuses, with a stable [`code`](Self::code).
@@ -256,57 +257,6 @@ impl HttpOptions {
 fn port_suffix(rest: &str) -> bool {
     rest.strip_prefix(':')
         .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// `"host:port"` → (`host`, `Some(port)`); `"[::1]:80"` → (`[::1]`, `Some("80")`).
-fn split_host(s: &str) -> (&str, Option<&str>) {
-    if s.starts_with('[') {
-        return match s.find(']') {
-            Some(i) => (&s[..=i], s[i + 1..].strip_prefix(':')),
-            None => (s, None),
-        };
-    }
-    match s.rsplit_once(':') {
-        Some((h, p)) if !h.contains(':') => (h, Some(p)),
-        _ => (s, None),
-    }
-}
-
-/// A `Host` value as RFC 9110 allows it (`uri-host [ ":" port ]`, where the
-/// host is a bracketed IPv6 address, or a name or IPv4 address of letters,
-/// digits, `-`, `.` and `_`; the port 1–5 digits up to 65535), split; `None`
-/// for anything else (`[::1]evil`, `host@evil`, `a b`, `host:`, `%41`).
-fn parse_host(s: &str) -> Option<(&str, Option<&str>)> {
-    let (name, port) = if let Some(rest) = s.strip_prefix('[') {
-        let close = rest.find(']')?;
-        rest[..close].parse::<std::net::Ipv6Addr>().ok()?;
-        let after = &rest[close + 1..];
-        let port = match after {
-            "" => None,
-            p => Some(p.strip_prefix(':')?),
-        };
-        (&s[..close + 2], port)
-    } else {
-        let (name, port) = match s.split_once(':') {
-            Some((n, p)) => (n, Some(p)),
-            None => (s, None),
-        };
-        let name_ok = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
-        if !name_ok {
-            return None;
-        }
-        (name, port)
-    };
-    if let Some(p) = port {
-        let digits = !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit());
-        if !digits || p.parse::<u32>().ok()? > 65535 {
-            return None;
-        }
-    }
-    Some((name, port))
 }
 
 fn refuse(status: StatusCode, message: &'static str) -> Response {

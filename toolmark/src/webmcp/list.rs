@@ -162,7 +162,13 @@ mod tests {
             let a = annotations(&info(effect));
             assert_eq!(a["readOnlyHint"], json!(read_only), "{effect:?}");
             assert_eq!(a["consequentialHint"], json!(consequential), "{effect:?}");
-            assert_eq!(a["untrustedContentHint"], json!(false), "{effect:?}");
+            // Open-world tools (by default the consequential ones) may return
+            // what the world wrote.
+            assert_eq!(
+                a["untrustedContentHint"],
+                json!(effect.open_world()),
+                "{effect:?}"
+            );
             // Toolmark's own hints are kept beside them.
             assert_eq!(
                 a["destructiveHint"],
