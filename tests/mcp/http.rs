@@ -436,13 +436,16 @@ async fn live_sessions_are_capped_with_a_503_and_retry_after() {
 }
 
 /// Sessions a client abandons (never closes) end after the idle timeout and
-/// leave the count.
-#[tokio::test]
+/// leave the count: still live just before it, gone after it (tokio's paused
+/// clock).
+#[tokio::test(start_paused = true)]
 async fn abandoned_sessions_end_after_the_idle_timeout() {
+    use std::time::Duration;
+    let idle = Duration::from_secs(60);
     let s = server().http_options(
         HttpOptions::new()
             .max_sessions(5)
-            .session_idle_timeout(std::time::Duration::from_millis(300)),
+            .session_idle_timeout(idle),
     );
     let router = s.router();
     for _ in 0..5 {
@@ -450,9 +453,15 @@ async fn abandoned_sessions_end_after_the_idle_timeout() {
         assert_eq!(status, 200);
     }
     assert_eq!(s.live_sessions(), 5);
-    let gone = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+    tokio::time::sleep(idle - Duration::from_secs(5)).await;
+    assert_eq!(
+        s.live_sessions(),
+        5,
+        "a session ended before its idle timeout"
+    );
+    let gone = tokio::time::timeout(Duration::from_secs(20), async {
         while s.live_sessions() > 0 {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
     .await;
