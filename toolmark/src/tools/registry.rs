@@ -62,12 +62,11 @@ pub(crate) struct ToolEntry {
     pub(crate) open_world: bool,
     /// MCP's `idempotentHint` (the spec's, or the effect's default).
     pub(crate) idempotent: bool,
-    /// The manifest's title (if any) followed by its description: one allocation
-    /// and one pointer for both (see [`ToolEntry::title`]).
-    text: Box<str>,
-    /// The title's length in `text` plus one; 0: no title. Beside the one-byte
-    /// fields, in what would be padding.
-    title_end: u32,
+    /// The manifest's description.
+    description: Box<str>,
+    /// What few tools have (a title, a summary template, a changes fn): one
+    /// pointer, absent when all three are.
+    rare: Option<Box<EntryRare>>,
     /// The input schema as the manifest shows it (sensitive paths `writeOnly`).
     pub(crate) input_schema: Arc<Value>,
     pub(crate) output_schema: Option<Arc<Value>>,
@@ -81,43 +80,18 @@ pub(crate) struct ToolEntry {
     /// Decode and build the run in one step, when the tool can.
     pub(crate) prepare: Option<PrepareFn>,
     pub(crate) sensitive: EntrySensitive,
-    pub(crate) summary: Option<Box<Template>>,
     pub(crate) stale_check: Option<Box<StaleCheck>>,
-    pub(crate) changes_fn: Option<Box<ChangesFn>>,
     /// The tool as MCP lists it, built on its first listing.
     #[cfg(feature = "mcp")]
     pub(crate) mcp: std::sync::OnceLock<Arc<crate::mcp::list::McpTool>>,
 }
 
-/// A title and a description as one string, and where the title ends (plus one;
-/// 0: no title). A title longer than `u32::MAX - 1` bytes (4 GiB) keeps its first
-/// that many bytes, cut at a character boundary.
-fn title_and_description(title: Option<String>, description: String) -> (Box<str>, u32) {
-    match title {
-        None => (description.into_boxed_str(), 0),
-        Some(mut title) => {
-            let mut end = title.len().min(u32::MAX as usize - 1);
-            while !title.is_char_boundary(end) {
-                end -= 1;
-            }
-            title.truncate(end);
-            title.reserve_exact(description.len());
-            title.push_str(&description);
-            (title.into_boxed_str(), end as u32 + 1)
-        }
-    }
-}
-
-/// The title in a [`title_and_description`] string.
-fn title_in(text: &str, title_end: u32) -> Option<&str> {
-    let end = (title_end as usize).checked_sub(1)?;
-    text.get(..end)
-}
-
-/// The description in a [`title_and_description`] string.
-fn description_in(text: &str, title_end: u32) -> &str {
-    text.get((title_end as usize).saturating_sub(1)..)
-        .unwrap_or(text)
+/// The fields of a [`ToolEntry`] most tools leave empty.
+struct EntryRare {
+    /// The manifest's title.
+    title: Option<Box<str>>,
+    summary: Option<Box<Template>>,
+    changes_fn: Option<Box<ChangesFn>>,
 }
 
 /// The next registration serial.
@@ -130,12 +104,12 @@ fn next_serial() -> u64 {
 impl ToolEntry {
     /// The manifest's title.
     pub(crate) fn title(&self) -> Option<&str> {
-        title_in(&self.text, self.title_end)
+        self.rare.as_ref()?.title.as_deref()
     }
 
     /// The manifest's description.
     pub(crate) fn description(&self) -> &str {
-        description_in(&self.text, self.title_end)
+        &self.description
     }
 
     /// The sensitive-path matcher for this moment (dynamic paths are read now; a
@@ -169,7 +143,7 @@ impl ToolEntry {
 
     /// The changes a confirmation of `input` shows, redacted.
     pub(crate) fn changes_for(&self, input: &Value, matcher: &Matcher) -> Vec<crate::Change> {
-        match &self.changes_fn {
+        match self.rare.as_ref().and_then(|r| r.changes_fn.as_ref()) {
             Some(f) => matcher.redact_changes(&f(input)),
             None => Vec::new(),
         }
@@ -177,7 +151,7 @@ impl ToolEntry {
 
     /// The confirmation summary for `input`.
     pub(crate) fn summary_for(&self, input: &Value, matcher: &Matcher) -> String {
-        match &self.summary {
+        match self.rare.as_ref().and_then(|r| r.summary.as_ref()) {
             Some(t) => t.render(input, matcher),
             None => crate::tools::summary::one_line(self.title().unwrap_or(self.description())),
         }
@@ -527,12 +501,19 @@ pub(crate) fn prepare(
         }
     };
 
-    let (text, title_end) = title_and_description(spec.title, spec.description);
+    let changes_fn = spec.changes_fn.map(Box::new);
+    let rare = (spec.title.is_some() || summary.is_some() || changes_fn.is_some()).then(|| {
+        Box::new(EntryRare {
+            title: spec.title.map(String::into_boxed_str),
+            summary,
+            changes_fn,
+        })
+    });
     Ok(ToolEntry {
         serial: next_serial(),
         name: Arc::from(full),
-        text,
-        title_end,
+        description: spec.description.into_boxed_str(),
+        rare,
         input_schema: schema,
         output_schema: spec.output_schema,
         inner: inner.clone(),
@@ -549,40 +530,8 @@ pub(crate) fn prepare(
         run,
         prepare,
         sensitive,
-        summary,
         stale_check: spec.stale_check.map(Box::new),
-        changes_fn: spec.changes_fn.map(Box::new),
         #[cfg(feature = "mcp")]
         mcp: std::sync::OnceLock::new(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{description_in, title_and_description, title_in};
-
-    fn split(title: Option<&str>, description: &str) -> (Option<String>, String) {
-        let (text, title_end) =
-            title_and_description(title.map(str::to_owned), description.to_owned());
-        (
-            title_in(&text, title_end).map(str::to_owned),
-            description_in(&text, title_end).to_owned(),
-        )
-    }
-
-    #[test]
-    fn a_title_and_a_description_come_back_apart() {
-        for (title, description) in [
-            (None, "Add two numbers."),
-            (Some("Add"), "Add two numbers."),
-            (Some(""), "Empty title, kept as a title."),
-            (Some("Überweisung ✓"), ""),
-            (None, ""),
-        ] {
-            assert_eq!(
-                split(title, description),
-                (title.map(str::to_owned), description.to_owned())
-            );
-        }
-    }
 }
