@@ -150,11 +150,13 @@ fn bytes_per_tool_and_per_pending_confirmation() {
     // slot). A regression that keeps the name twice again, or the manifest's copy of
     // its strings, or an unboxed rarely-used field, fails here.
     assert!(tool > 0 && tool <= 392, "{tool} B per typed tool");
-    // A little above today's 503 B: a regression that keeps the input twice, or its
-    // object's whole map node, or a record unboxed in the id table (1,434 B
-    // before), fails here.
+    // The goal, 400 B (323 B today: the record with its rarely-used fields boxed
+    // apart, one pointer a bucket in the id table, one ordered index): a regression
+    // that keeps the input twice, or its object's whole map node, or a record
+    // unboxed in the id table (1,434 B before), or the policy context, changes and
+    // redacted copy inline again (566 B), fails here.
     assert!(
-        pending > 0 && pending < 600,
+        pending > 0 && pending <= 400,
         "{pending} B per pending confirmation"
     );
     // The id table shrinks once a burst is answered (it held ~100 KB for 2,000

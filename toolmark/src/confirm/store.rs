@@ -1,7 +1,9 @@
 //! The store of open confirmations: ids, expiry order, the `max_pending` cap and
 //! single use (an id is taken out under one lock, never checked then acted on).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::borrow::Borrow;
+use std::collections::{BTreeMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -147,40 +149,202 @@ pub(crate) struct Pending {
     pub(crate) ask: super::policy::AskCtx,
 }
 
-impl Pending {
-    pub(crate) fn is_deferred(&self) -> bool {
-        matches!(self.kind, PendingKind::Deferred { .. })
+/// A confirmation as the table holds it: the fields every confirmation has, inline;
+/// those few have (redacted changes, a redacted copy of the input, a policy
+/// context, a form version), boxed together and absent when all are empty.
+pub(crate) struct Stored {
+    seq: u64,
+    id: Arc<str>,
+    pub(crate) entry: Arc<ToolEntry>,
+    caller: Caller,
+    summary: Box<str>,
+    expires_at: SystemTime,
+    kind: StoredKind,
+    rare: Option<Box<Rare>>,
+}
+
+/// [`PendingKind`] without the form version (in [`Rare`]).
+enum StoredKind {
+    Deferred {
+        input: HeldInput,
+        decoded: Quiet<Decoded>,
+        decoded_is_input: bool,
+    },
+    Inline {
+        wake: Option<oneshot::Sender<DropReason>>,
+    },
+}
+
+/// The fields of a [`Pending`] that most confirmations leave empty.
+struct Rare {
+    changes: Vec<Change>,
+    redacted_input: Option<Value>,
+    ask: super::policy::AskCtx,
+    form_version: Option<Vec<u64>>,
+}
+
+impl Stored {
+    fn new(p: Pending) -> Stored {
+        let Pending {
+            seq,
+            id,
+            entry,
+            caller,
+            summary,
+            changes,
+            redacted_input,
+            expires_at,
+            kind,
+            ask,
+        } = p;
+        let (kind, form_version) = match kind {
+            PendingKind::Deferred {
+                input,
+                decoded,
+                decoded_is_input,
+                form_version,
+            } => (
+                StoredKind::Deferred {
+                    input,
+                    decoded,
+                    decoded_is_input,
+                },
+                form_version,
+            ),
+            PendingKind::Inline { wake } => (StoredKind::Inline { wake }, None),
+        };
+        let plain = changes.is_empty()
+            && redacted_input.is_none()
+            && form_version.is_none()
+            && ask == super::policy::AskCtx::default();
+        Stored {
+            seq,
+            id,
+            entry,
+            caller,
+            summary: summary.into_boxed_str(),
+            expires_at,
+            kind,
+            rare: (!plain).then(|| {
+                Box::new(Rare {
+                    changes,
+                    redacted_input,
+                    ask,
+                    form_version,
+                })
+            }),
+        }
     }
 
-    pub(crate) fn info(&self) -> PendingConfirmation {
+    fn into_pending(self) -> Pending {
+        let Stored {
+            seq,
+            id,
+            entry,
+            caller,
+            summary,
+            expires_at,
+            kind,
+            rare,
+        } = self;
+        let Rare {
+            changes,
+            redacted_input,
+            ask,
+            form_version,
+        } = match rare {
+            Some(rare) => *rare,
+            None => Rare {
+                changes: Vec::new(),
+                redacted_input: None,
+                ask: super::policy::AskCtx::default(),
+                form_version: None,
+            },
+        };
+        let kind = match kind {
+            StoredKind::Deferred {
+                input,
+                decoded,
+                decoded_is_input,
+            } => PendingKind::Deferred {
+                input,
+                decoded,
+                decoded_is_input,
+                form_version,
+            },
+            StoredKind::Inline { wake } => PendingKind::Inline { wake },
+        };
+        Pending {
+            seq,
+            id,
+            entry,
+            caller,
+            summary: summary.into_string(),
+            changes,
+            redacted_input,
+            expires_at,
+            kind,
+            ask,
+        }
+    }
+
+    fn is_deferred(&self) -> bool {
+        matches!(self.kind, StoredKind::Deferred { .. })
+    }
+
+    fn info(&self) -> PendingConfirmation {
+        let rare = self.rare.as_deref();
         PendingConfirmation {
             confirm_id: self.id.to_string(),
             tool: self.entry.name.to_string(),
             caller: self.caller,
-            summary: self.summary.clone(),
-            changes: self.changes.clone(),
-            input: match (&self.redacted_input, &self.kind) {
+            summary: self.summary.to_string(),
+            changes: rare.map(|r| r.changes.clone()).unwrap_or_default(),
+            input: match (rare.and_then(|r| r.redacted_input.as_ref()), &self.kind) {
                 (Some(shown), _) => shown.clone(),
-                (None, PendingKind::Deferred { input, .. }) => input.to_value(),
-                (None, PendingKind::Inline { .. }) => Value::Null,
+                (None, StoredKind::Deferred { input, .. }) => input.to_value(),
+                (None, StoredKind::Inline { .. }) => Value::Null,
             },
             expires_at: self.expires_at,
         }
     }
 }
 
+/// A boxed record in the id table, found by the id it holds: each of the table's
+/// buckets (it keeps spare ones) is one pointer, not an id and a pointer.
+struct ById(Box<Stored>);
+
+impl Borrow<str> for ById {
+    fn borrow(&self) -> &str {
+        &self.0.id
+    }
+}
+
+impl Hash for ById {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // As the `str` it borrows as.
+        (*self.0.id).hash(state)
+    }
+}
+
+impl PartialEq for ById {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id
+    }
+}
+
+impl Eq for ById {}
+
 /// Id → confirmation. Fx hashing: the ids are random and made here, so lookups of
-/// caller-given ids only probe and cannot degrade the table. Boxed: the table
-/// keeps spare buckets, each a pointer rather than a whole record.
-type PendingMap = HashMap<Arc<str>, Box<Pending>, rustc_hash::FxBuildHasher>;
+/// caller-given ids only probe and cannot degrade the table.
+type PendingMap = HashSet<ById, rustc_hash::FxBuildHasher>;
 
 #[derive(Default)]
 pub(crate) struct PendingStore {
     map: PendingMap,
-    /// seq → id, oldest first.
-    order: BTreeMap<u64, Arc<str>>,
-    /// Per caller (indexed by `Caller as usize`): that caller's seqs, oldest first.
-    by_caller: [BTreeSet<u64>; 6],
+    /// Per caller (indexed by `Caller as usize`): seq → id, oldest first (the
+    /// oldest of all is the oldest of the callers' oldest).
+    by_caller: [BTreeMap<u64, Arc<str>>; 6],
     seq: u64,
     /// When the sweeper wakes next (`None`: only when woken). An insert expiring
     /// earlier wakes it; later ones do not (it would only sleep again).
@@ -244,16 +408,11 @@ impl PendingStore {
             } else {
                 (0..self.by_caller.len())
                     .filter(|c| self.by_caller[*c].len() > share)
-                    .min_by_key(|c| self.by_caller[*c].first().copied())
+                    .min_by_key(|c| self.by_caller[*c].first_key_value().map(|(s, _)| *s))
             };
             let victim = match over {
                 Some(c) => self.oldest_of(c).map(|id| (id, Cap::PerCaller)),
-                None => self
-                    .order
-                    .values()
-                    .next()
-                    .cloned()
-                    .map(|id| (id, Cap::Global)),
+                None => self.oldest().map(|id| (id, Cap::Global)),
             };
             match victim.and_then(|(id, cap)| self.take(&id).map(|p| (p, cap))) {
                 Some(out) => evicted.push(out),
@@ -278,30 +437,37 @@ impl PendingStore {
     }
 
     fn oldest_of(&self, caller: usize) -> Option<Arc<str>> {
-        let seq = self.by_caller[caller].first()?;
-        self.order.get(seq).cloned()
+        let (_, id) = self.by_caller[caller].first_key_value()?;
+        Some(Arc::clone(id))
+    }
+
+    /// The oldest confirmation of all.
+    fn oldest(&self) -> Option<Arc<str>> {
+        self.by_caller
+            .iter()
+            .filter_map(BTreeMap::first_key_value)
+            .min_by_key(|(seq, _)| **seq)
+            .map(|(_, id)| Arc::clone(id))
     }
 
     /// Put back a confirmation taken for an approval that was refused (its place
     /// in the expiry order is kept).
     pub(crate) fn reinsert(&mut self, p: Pending) {
-        self.order.insert(p.seq, Arc::clone(&p.id));
-        self.by_caller[p.caller as usize].insert(p.seq);
-        self.map.insert(Arc::clone(&p.id), Box::new(p));
+        self.by_caller[p.caller as usize].insert(p.seq, Arc::clone(&p.id));
+        self.map.replace(ById(Box::new(Stored::new(p))));
     }
 
     /// Take `id` out (single use).
     pub(crate) fn take(&mut self, id: &str) -> Option<Pending> {
-        let p = *self.map.remove(id)?;
-        self.order.remove(&p.seq);
+        let p = *self.map.take(id)?.0;
         self.by_caller[p.caller as usize].remove(&p.seq);
         self.shrink();
-        Some(p)
+        Some(p.into_pending())
     }
 
     /// Take `id` out only if it is deferred.
     pub(crate) fn take_deferred(&mut self, id: &str) -> Option<Pending> {
-        if self.map.get(id).is_some_and(|p| p.is_deferred()) {
+        if self.map.get(id).is_some_and(|p| p.0.is_deferred()) {
             self.take(id)
         } else {
             None
@@ -309,44 +475,46 @@ impl PendingStore {
     }
 
     pub(crate) fn contains(&self, id: &str) -> bool {
-        self.map.contains_key(id)
+        self.map.contains(id)
     }
 
     /// Take out every confirmation that has expired at `now`.
     pub(crate) fn take_expired(&mut self, now: SystemTime) -> Vec<Pending> {
         let ids: Vec<Arc<str>> = self
             .map
-            .values()
-            .filter(|p| now >= p.expires_at)
-            .map(|p| Arc::clone(&p.id))
+            .iter()
+            .filter(|p| now >= p.0.expires_at)
+            .map(|p| Arc::clone(&p.0.id))
             .collect();
         ids.iter().filter_map(|id| self.take(id)).collect()
     }
 
     /// Take out every confirmation `pred` selects.
-    pub(crate) fn take_where(&mut self, pred: impl Fn(&Pending) -> bool) -> Vec<Pending> {
+    pub(crate) fn take_where(&mut self, pred: impl Fn(&Stored) -> bool) -> Vec<Pending> {
         let ids: Vec<Arc<str>> = self
             .map
-            .values()
-            .filter(|p| pred(p))
-            .map(|p| Arc::clone(&p.id))
+            .iter()
+            .filter(|p| pred(&p.0))
+            .map(|p| Arc::clone(&p.0.id))
             .collect();
         ids.iter().filter_map(|id| self.take(id)).collect()
     }
 
     /// The earliest expiry.
     pub(crate) fn next_expiry(&self) -> Option<SystemTime> {
-        self.map.values().map(|p| p.expires_at).min()
+        self.map.iter().map(|p| p.0.expires_at).min()
     }
 
     /// The deferred confirmations, oldest first.
     pub(crate) fn deferred(&self) -> Vec<PendingConfirmation> {
-        self.order
-            .values()
-            .filter_map(|id| self.map.get(id))
+        let mut deferred: Vec<&Stored> = self
+            .map
+            .iter()
+            .map(|p| &*p.0)
             .filter(|p| p.is_deferred())
-            .map(|p| p.info())
-            .collect()
+            .collect();
+        deferred.sort_unstable_by_key(|p| p.seq);
+        deferred.into_iter().map(Stored::info).collect()
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -62,10 +62,11 @@ pub(crate) struct ToolEntry {
     pub(crate) open_world: bool,
     /// MCP's `idempotentHint` (the spec's, or the effect's default).
     pub(crate) idempotent: bool,
-    /// The manifest's title.
-    pub(crate) title: Option<Box<str>>,
     /// The manifest's description.
-    pub(crate) description: Box<str>,
+    description: Box<str>,
+    /// What few tools have (a title, a summary template, a changes fn): one
+    /// pointer, absent when all three are.
+    rare: Option<Box<EntryRare>>,
     /// The input schema as the manifest shows it (sensitive paths `writeOnly`).
     pub(crate) input_schema: Arc<Value>,
     pub(crate) output_schema: Option<Arc<Value>>,
@@ -79,12 +80,18 @@ pub(crate) struct ToolEntry {
     /// Decode and build the run in one step, when the tool can.
     pub(crate) prepare: Option<PrepareFn>,
     pub(crate) sensitive: EntrySensitive,
-    pub(crate) summary: Option<Box<Template>>,
     pub(crate) stale_check: Option<Box<StaleCheck>>,
-    pub(crate) changes_fn: Option<Box<ChangesFn>>,
     /// The tool as MCP lists it, built on its first listing.
     #[cfg(feature = "mcp")]
     pub(crate) mcp: std::sync::OnceLock<Arc<crate::mcp::list::McpTool>>,
+}
+
+/// The fields of a [`ToolEntry`] most tools leave empty.
+struct EntryRare {
+    /// The manifest's title.
+    title: Option<Box<str>>,
+    summary: Option<Box<Template>>,
+    changes_fn: Option<Box<ChangesFn>>,
 }
 
 /// The next registration serial.
@@ -95,6 +102,16 @@ fn next_serial() -> u64 {
 }
 
 impl ToolEntry {
+    /// The manifest's title.
+    pub(crate) fn title(&self) -> Option<&str> {
+        self.rare.as_ref()?.title.as_deref()
+    }
+
+    /// The manifest's description.
+    pub(crate) fn description(&self) -> &str {
+        &self.description
+    }
+
     /// The sensitive-path matcher for this moment (dynamic paths are read now; a
     /// failure makes the whole input sensitive).
     pub(crate) fn matcher(&self) -> Matcher {
@@ -126,7 +143,7 @@ impl ToolEntry {
 
     /// The changes a confirmation of `input` shows, redacted.
     pub(crate) fn changes_for(&self, input: &Value, matcher: &Matcher) -> Vec<crate::Change> {
-        match &self.changes_fn {
+        match self.rare.as_ref().and_then(|r| r.changes_fn.as_ref()) {
             Some(f) => matcher.redact_changes(&f(input)),
             None => Vec::new(),
         }
@@ -134,11 +151,9 @@ impl ToolEntry {
 
     /// The confirmation summary for `input`.
     pub(crate) fn summary_for(&self, input: &Value, matcher: &Matcher) -> String {
-        match &self.summary {
+        match self.rare.as_ref().and_then(|r| r.summary.as_ref()) {
             Some(t) => t.render(input, matcher),
-            None => {
-                crate::tools::summary::one_line(self.title.as_deref().unwrap_or(&self.description))
-            }
+            None => crate::tools::summary::one_line(self.title().unwrap_or(self.description())),
         }
     }
 
@@ -146,8 +161,8 @@ impl ToolEntry {
     pub(crate) fn info(&self, caller: Caller) -> ToolInfo {
         ToolInfo {
             name: self.name.to_string(),
-            title: self.title.as_deref().map(str::to_owned),
-            description: self.description.to_string(),
+            title: self.title().map(str::to_owned),
+            description: self.description().to_owned(),
             input_schema: Arc::clone(&self.input_schema),
             output_schema: self.output_schema.clone(),
             effect: self.effect,
@@ -486,11 +501,19 @@ pub(crate) fn prepare(
         }
     };
 
+    let changes_fn = spec.changes_fn.map(Box::new);
+    let rare = (spec.title.is_some() || summary.is_some() || changes_fn.is_some()).then(|| {
+        Box::new(EntryRare {
+            title: spec.title.map(String::into_boxed_str),
+            summary,
+            changes_fn,
+        })
+    });
     Ok(ToolEntry {
         serial: next_serial(),
         name: Arc::from(full),
-        title: spec.title.map(String::into_boxed_str),
         description: spec.description.into_boxed_str(),
+        rare,
         input_schema: schema,
         output_schema: spec.output_schema,
         inner: inner.clone(),
@@ -507,9 +530,7 @@ pub(crate) fn prepare(
         run,
         prepare,
         sensitive,
-        summary,
         stale_check: spec.stale_check.map(Box::new),
-        changes_fn: spec.changes_fn.map(Box::new),
         #[cfg(feature = "mcp")]
         mcp: std::sync::OnceLock::new(),
     })
