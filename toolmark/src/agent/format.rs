@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::schema::{clean, limit_description, optional_names, strict};
+use super::schema::{clean, limit_description, strict};
 use super::{AgentOptions, Converted, Provider, ToolEntry};
 use crate::{Outcome, RefusalCode, ToolInfo};
 
@@ -33,11 +33,7 @@ pub(crate) fn convert_tool(
     } else {
         (cleaned, false)
     };
-    let nullable = if is_strict {
-        optional_names(&info.input_schema)
-    } else {
-        Vec::new()
-    };
+    let strict_schema = is_strict.then(|| Arc::clone(&info.input_schema));
     let def = match provider {
         Provider::OpenAiChat if options.strict => json!({
             "type": "function",
@@ -70,8 +66,7 @@ pub(crate) fn convert_tool(
         converted: Converted {
             tool: info.name.clone(),
             description,
-            strict: is_strict,
-            nullable,
+            strict_schema,
         },
     }
 }

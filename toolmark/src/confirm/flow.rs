@@ -16,8 +16,8 @@ use super::{
 };
 use crate::call::context::Deadline;
 use crate::call::{maybe_cancelled, safe_issues};
-use crate::event::{BridgeMessage, Event};
-use crate::sensitive::{scrub, Matcher};
+use crate::event::Event;
+use crate::sensitive::{scrub, Matcher, Observed, SecretSet};
 use crate::sync::lock;
 use crate::toolmark::{drop_refusal, Inner};
 use crate::tools::registry::ToolEntry;
@@ -231,12 +231,8 @@ impl Toolmark {
             lock(&inner.pending).reinsert(p);
             return Outcome::Refused(hidden_refusal(&entry));
         }
-        let bridge = |outcome: &Outcome| {
-            inner.send_bridge_with(|| BridgeMessage::Confirmed {
-                confirm_id: confirm_id.to_owned(),
-                tool: entry.name.to_string(),
-                outcome: outcome.clone(),
-            });
+        let bridge = |outcome: &Observed<Outcome>| {
+            inner.send_bridge_with(|| Observed::confirmed(confirm_id, &entry.name, outcome.clone()));
         };
         if !decision.approved {
             resolved(inner, confirm_id, &entry, &decision, Vec::new(), &approver);
@@ -251,9 +247,9 @@ impl Toolmark {
                 &approver,
             )
             .await;
-            let outcome = Outcome::Refused(rejected(&decision));
+            let outcome = SecretSet::none().outcome(Outcome::Refused(rejected(&decision)));
             bridge(&outcome);
-            return outcome;
+            return outcome.into_inner();
         }
         if let Err(reason) = person_check(&p.ask, &approver) {
             // Not an answer this call can take: it stays open for one that is.
@@ -275,9 +271,9 @@ impl Toolmark {
         if let Some(check) = stale.as_ref() {
             if let Err(refusal) = check() {
                 resolved(inner, confirm_id, &entry, &decision, Vec::new(), &approver);
-                let outcome = Outcome::Refused(refusal);
+                let outcome = SecretSet::none().outcome(Outcome::Refused(refusal));
                 bridge(&outcome);
-                return outcome;
+                return outcome.into_inner();
             }
         }
         let (run_input, run_decoded, edited) = match decision.input.clone() {
@@ -324,7 +320,7 @@ impl Toolmark {
         .await;
         let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
         bridge(&outcome);
-        outcome
+        outcome.into_inner()
     }
 }
 
@@ -336,12 +332,12 @@ impl Inner {
         entry: &Arc<ToolEntry>,
         input: Value,
         decoded: Decoded,
-    ) -> Outcome {
+    ) -> Observed<Outcome> {
         let started = self.wants_events().then(tokio::time::Instant::now);
         let outcome = self
             .execute(Arc::clone(entry), Caller::Human, None, None, input, decoded)
             .await;
-        self.call_finished(&entry.name, Caller::Human, started, &outcome);
+        self.call_finished(&entry.name, Caller::Human, started, outcome.get());
         outcome
     }
 }

@@ -131,7 +131,7 @@ use tokio::sync::watch;
 
 use crate::call::input::{decode_typed, downcast, output_to_value, NoInput};
 use crate::call::{safe_issues, scrub_error};
-use crate::sensitive::{Matcher, NameMode};
+use crate::sensitive::{Matcher, NameMode, StateSecretsFn};
 use crate::sync::lock;
 use crate::tools::spec::{ChangesFn, DecodeFn, RunFn, StaleCheck};
 use crate::{
@@ -424,6 +424,25 @@ pub(crate) fn value_changes(values: &Value, matcher: &Matcher, prefix: &str) -> 
     }
 }
 
+/// The sensitive values of `form` now (at `matcher`'s paths), for the secret set
+/// of every call of a tool that works on it: its fill, its submit, a wizard's
+/// steps. `None` when the form has no sensitive paths.
+pub(crate) fn form_secrets<T>(form: &Form<T>, matcher: &Matcher) -> Option<StateSecretsFn>
+where
+    T: Serialize + DeserializeOwned + Send + Sync + 'static,
+{
+    if matcher.is_empty() {
+        return None;
+    }
+    let form = form.clone();
+    let matcher = matcher.clone();
+    Some(Arc::new(move || {
+        form.json()
+            .map(|values| matcher.secrets(&values))
+            .unwrap_or_default()
+    }))
+}
+
 /// The issues of `issues` with `step.` before each path.
 pub(crate) fn prefix_issues(step: &str, issues: Vec<Issue>) -> Vec<Issue> {
     issues
@@ -639,6 +658,8 @@ where
     .sensitive(sensitive.iter().cloned())
     .summary(format!("Fill in {place}"));
     spec.changes_fn = Some(changes);
+    // The values typed before this fill are secrets of the fill too.
+    spec.state_secrets = form_secrets(form, &matcher);
     Ok((spec, matcher))
 }
 
@@ -751,6 +772,10 @@ where
             })
         })
     };
+    // The submit carries the form's sensitive paths: the values at them are
+    // secrets of every submit call (its outcome, bridge and pub/sub messages), and
+    // an approval of it is never remembered.
+    let state_secrets = form_secrets(&form, &matcher);
     let changes: ChangesFn = {
         let form = form.clone();
         Arc::new(move |_input: &Value| match form.json() {
@@ -770,6 +795,7 @@ where
     .effect(effect)
     .summary(format!("Submit {place}"));
     spec.changes_fn = Some(changes);
+    spec.state_secrets = state_secrets;
     spec.stale_check = Some(stale_check(move || vec![form.version()]));
     spec
 }

@@ -21,17 +21,22 @@ mod path;
 mod redact;
 mod restore;
 mod schema;
+mod secrets;
 
 #[cfg(test)]
 mod props;
 
 pub(crate) use keys::{declared_names, KeyTree};
-pub(crate) use message::{scrub, withhold_value};
+pub(crate) use message::scrub;
 // The whole API is re-exported here, whether or not the rest of the crate names each item yet.
 #[allow(unused_imports)]
 pub(crate) use path::{PathError, Seg, SensitivePath};
 pub(crate) use redact::Matcher;
 pub(crate) use schema::{mark_write_only, resolve_path, NameMode};
+pub(crate) use secrets::{
+    bound, bounded, Observed, SecretSet, StateSecretsFn, MAX_ISSUE_CHARS, MAX_MESSAGE_CHARS,
+    MAX_PATH_CHARS,
+};
 
 /// Parse and resolve every path of a tool against its input `schema`. A `json:`
 /// prefix names JSON properties; any other path is read in `default` mode. The

@@ -18,7 +18,8 @@ use crate::confirm::new_confirm_id;
 use crate::confirm::policy::{Approver, AskCtx, For};
 use crate::confirm::remember::{person_check, remember};
 use crate::confirm::store::DropReason;
-use crate::event::{BridgeMessage, Event};
+use crate::event::Event;
+use crate::sensitive::{Observed, SecretSet};
 use crate::sync::lock;
 use crate::toolmark::{drop_refusal, Inner, DEFAULT_PENDING_SHARE};
 use crate::tools::registry::ToolEntry;
@@ -155,13 +156,15 @@ impl Shared {
 
     /// Deliver a resolution to this toolmark's bridge subscribers, then to every
     /// other instance's.
-    async fn deliver(&self, inner: &Inner, confirm_id: &str, tool: &str, outcome: &Outcome) {
-        inner.send_bridge(BridgeMessage::Confirmed {
-            confirm_id: confirm_id.to_owned(),
-            tool: tool.to_owned(),
-            outcome: outcome.clone(),
-        });
-        let Ok(outcome) = serde_json::to_value(outcome) else {
+    async fn deliver(
+        &self,
+        inner: &Inner,
+        confirm_id: &str,
+        tool: &str,
+        outcome: &Observed<Outcome>,
+    ) {
+        inner.send_bridge(Observed::confirmed(confirm_id, tool, outcome.clone()));
+        let Ok(outcome) = serde_json::to_value(outcome.get()) else {
             return;
         };
         let wire = Wire {
@@ -198,7 +201,7 @@ impl Shared {
                 });
             }
         }
-        let outcome = Outcome::Refused(drop_refusal(reason));
+        let outcome = SecretSet::none().outcome(Outcome::Refused(drop_refusal(reason)));
         self.deliver(inner, &r.id, &r.tool, &outcome).await;
     }
 
@@ -283,15 +286,13 @@ async fn listen(
                     continue;
                 }
                 if let Some(outcome) = outcome_from_json(&wire.outcome) {
-                    inner.send_bridge(BridgeMessage::Confirmed {
-                        confirm_id: wire.confirm_id,
-                        tool: wire.tool,
-                        outcome,
-                    });
+                    // Another instance's observed outcome; bounded again here.
+                    let outcome = SecretSet::none().outcome(outcome);
+                    inner.send_bridge(Observed::confirmed(&wire.confirm_id, &wire.tool, outcome));
                 }
             }
             Err(broadcast::error::RecvError::Lagged(missed)) => {
-                inner.send_bridge(BridgeMessage::Lagged { missed });
+                inner.send_bridge(Observed::lagged(missed));
             }
             Err(broadcast::error::RecvError::Closed) => return,
         }
@@ -489,14 +490,14 @@ pub(crate) async fn confirm_pending(
     }
     let Some(input) = shared.real_input(&record) else {
         tracing::error!(target: "toolmark", confirm_id, "a stored confirmation failed its integrity check and was refused");
-        let outcome = Outcome::refused(
+        let outcome = Observed::fixed(
             RefusalCode::ConfirmationExpired,
             "The stored confirmation failed its integrity check; it was not run",
         );
         shared
             .deliver(inner, &record.id, &record.tool, &outcome)
             .await;
-        return outcome;
+        return outcome.into_inner();
     };
     let Some(entry) = inner.read_registry().get(record.tool.as_str()).cloned() else {
         // Not registered here (yet): wait for an instance that has it, or expiry.
@@ -545,11 +546,11 @@ pub(crate) async fn confirm_pending(
             approver,
         )
         .await;
-        let outcome = Outcome::Refused(rejected(&decision));
+        let outcome = SecretSet::none().outcome(Outcome::Refused(rejected(&decision)));
         shared
             .deliver(inner, confirm_id, &record.tool, &outcome)
             .await;
-        return outcome;
+        return outcome.into_inner();
     }
     if let Err(reason) = person_check(&ask, approver) {
         // Not an answer this confirmation can take: it stays open for one that is.
@@ -561,11 +562,11 @@ pub(crate) async fn confirm_pending(
     let version = entry.stale_check.as_ref().map(|c| c.version());
     if version != record.form_version {
         resolved(inner, confirm_id, &entry, &decision, Vec::new(), approver);
-        let outcome = Outcome::Refused(crate::forms::form::stale_refusal());
+        let outcome = SecretSet::none().outcome(Outcome::Refused(crate::forms::form::stale_refusal()));
         shared
             .deliver(inner, confirm_id, &record.tool, &outcome)
             .await;
-        return outcome;
+        return outcome.into_inner();
     }
     let (run_input, run_decoded, edited) = match decision.input.clone() {
         None => match inner.validate(&entry, input) {
@@ -602,7 +603,7 @@ pub(crate) async fn confirm_pending(
     shared
         .deliver(inner, confirm_id, &record.tool, &outcome)
         .await;
-    outcome
+    outcome.into_inner()
 }
 
 /// The tools of disposed scopes: their stored confirmations are dropped

@@ -56,6 +56,8 @@ pub(crate) struct ToolEntry {
     pub(crate) summary: Option<Template>,
     pub(crate) stale_check: Option<StaleCheck>,
     pub(crate) changes_fn: Option<ChangesFn>,
+    /// The sensitive values of the state the tool works on (forms, wizards).
+    pub(crate) state_secrets: Option<crate::sensitive::StateSecretsFn>,
 }
 
 impl ToolEntry {
@@ -82,7 +84,7 @@ impl ToolEntry {
     /// `sensitive_fn`): one branch, no allocation.
     pub(crate) fn has_sensitive(&self) -> bool {
         match &self.sensitive {
-            EntrySensitive::Static(m) => !m.is_empty(),
+            EntrySensitive::Static(m) => !m.is_empty() || self.state_secrets.is_some(),
             EntrySensitive::Dynamic { .. } => true,
         }
     }
@@ -390,5 +392,6 @@ pub(crate) fn prepare(
         summary,
         stale_check: spec.stale_check,
         changes_fn: spec.changes_fn,
+        state_secrets: spec.state_secrets,
     })
 }

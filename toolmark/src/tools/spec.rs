@@ -187,6 +187,9 @@ pub struct ToolSpec {
     pub(crate) handler: Option<Handler>,
     pub(crate) stale_check: Option<StaleCheck>,
     pub(crate) changes_fn: Option<ChangesFn>,
+    /// The sensitive values of the state the tool works on (a form's values): part
+    /// of every call's secret set.
+    pub(crate) state_secrets: Option<crate::sensitive::StateSecretsFn>,
     /// Summary placeholders name Rust fields (the macro), mapped to JSON names at
     /// registration.
     pub(crate) rust_names: bool,
@@ -219,6 +222,7 @@ impl ToolSpec {
             handler: None,
             stale_check: None,
             changes_fn: None,
+            state_secrets: None,
             rust_names: false,
             uses_context: true,
         }
