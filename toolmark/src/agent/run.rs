@@ -233,7 +233,7 @@ impl AgentTools {
                     (_, None) => Outcome::refused(
                         RefusalCode::UnknownTool,
                         format!(
-                            "No tool named `{}` is in the tool list; call one of the tools listed",
+                            "No tool named `{}` is available now",
                             bounded(&call.name, 120)
                         ),
                     ),

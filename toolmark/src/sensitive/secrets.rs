@@ -276,6 +276,9 @@ impl SecretSet {
     fn issues_with(&self, mut issues: Vec<Issue>, withhold: bool) -> Vec<Issue> {
         let matcher = self.matcher().filter(|m| !m.is_empty());
         for issue in &mut issues {
+            // Scrubbed first: withholding cuts a message at the first quote, which
+            // may sit inside a secret and leave its start behind.
+            self.scrub_in_place(&mut issue.message);
             if let Some(m) = matcher {
                 if withhold && m.matches(&issue.path) {
                     issue.message = withhold_value(&issue.message);
@@ -284,7 +287,6 @@ impl SecretSet {
                     issue.path = path;
                 }
             }
-            self.scrub_in_place(&mut issue.message);
             self.scrub_in_place(&mut issue.path);
             bound(&mut issue.path, MAX_PATH_CHARS);
             bound(&mut issue.message, MAX_ISSUE_CHARS);
@@ -430,6 +432,15 @@ mod tests {
             ))
             .into_inner();
         assert!(!format!("{err:?}").contains("SECRET-1"));
+    }
+
+    #[test]
+    fn a_secret_with_a_quote_is_scrubbed_before_the_message_is_withheld() {
+        let secret = "abcdefgh\"q\\ijkl";
+        let s = set(&["cvc"], &json!({ "cvc": secret }));
+        let issues = s.issues(vec![Issue::new("cvc", format!("{secret} is wrong"))]);
+        assert!(!issues[0].message.contains("abcdefgh"), "{issues:?}");
+        assert!(!issues[0].message.contains("ijkl"), "{issues:?}");
     }
 
     #[test]
