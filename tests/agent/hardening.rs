@@ -98,7 +98,10 @@ async fn record_io_never_records_a_secret_under_an_alias_or_case_variant_on_any_
             let call = &run.calls[0];
             c.assert_absent_in("the outcome", &call.outcome);
             c.assert_absent("the result block", call.result.to_string());
-            c.assert_absent("the messages", Value::Array(run.messages.clone()).to_string());
+            c.assert_absent(
+                "the messages",
+                Value::Array(run.messages.clone()).to_string(),
+            );
         }
     }
     let trace = trace.take();
@@ -128,7 +131,11 @@ async fn a_conversation_only_receives_messages_for_confirmations_it_issued() {
     let done = tm.confirm_pending(&id, Decision::approve()).await;
     assert!(done.is_ok());
     let msg = bridge.recv().await.unwrap();
-    assert_eq!(bob.bridge_message(&msg), None, "bob never sees alice's result");
+    assert_eq!(
+        bob.bridge_message(&msg),
+        None,
+        "bob never sees alice's result"
+    );
     let mine = alice.bridge_message(&msg).expect("alice's own result");
     assert!(mine.to_string().contains("alice's private note"));
     // Once: the same message again gives nothing.
@@ -157,7 +164,11 @@ fn echo(name: &str) -> ToolSpec {
 
 #[tokio::test]
 async fn after_a_clash_a_shown_name_still_runs_the_tool_it_was_shown_for() {
-    for provider in [Provider::OpenAiChat, Provider::Anthropic, Provider::OpenAiResponses] {
+    for provider in [
+        Provider::OpenAiChat,
+        Provider::Anthropic,
+        Provider::OpenAiResponses,
+    ] {
         let tm = Toolmark::builder().build().unwrap();
         tm.scope("a").register(echo("b")).unwrap();
         let agent = AgentTools::new(&tm, provider);
@@ -173,7 +184,11 @@ async fn after_a_clash_a_shown_name_still_runs_the_tool_it_was_shown_for() {
             .run(&response(provider, "c1", &shown, &json!({})))
             .await;
         assert_eq!(run.calls[0].tool, "a.b");
-        assert_eq!(run.calls[0].outcome.output(), Some(&json!("b")), "{provider:?}");
+        assert_eq!(
+            run.calls[0].outcome.output(),
+            Some(&json!("b")),
+            "{provider:?}"
+        );
         let run = agent
             .run(&response(provider, "c2", &newcomer, &json!({})))
             .await;
@@ -263,7 +278,10 @@ async fn this_session_decisions_in_one_conversation_do_not_cover_another() {
         .confirm_pending(&id, Decision::approve().remember(For::Session))
         .await;
     assert!(done.is_ok());
-    assert!(call(&one, &add, "c2").await.is_ok(), "the same conversation");
+    assert!(
+        call(&one, &add, "c2").await.is_ok(),
+        "the same conversation"
+    );
     assert!(
         call(&two, &add, "c3").await.confirm_id().is_some(),
         "another conversation is asked"

@@ -103,7 +103,10 @@ pub(crate) struct App {
     pub(crate) seen: Seen,
 }
 
-fn echo_pay(ctx: ToolContext, p: Pay) -> impl std::future::Future<Output = Result<Value, ToolError>> {
+fn echo_pay(
+    ctx: ToolContext,
+    p: Pay,
+) -> impl std::future::Future<Output = Result<Value, ToolError>> {
     async move {
         ctx.log(LogLevel::Info, format!("paying with {}", p.cvc));
         if p.holder == "fail" {

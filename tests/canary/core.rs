@@ -71,7 +71,12 @@ fn caller_of(p: Plant) -> Caller {
 
 /// `vault.pay` (and `note`, `labels`) called by any caller; a deferred one
 /// answered with the redacted input sent back, or an edit.
-async fn core_call(app: &App, p: Plant, c: &mut Canary, secret: &str) -> Vec<(&'static str, String)> {
+async fn core_call(
+    app: &App,
+    p: Plant,
+    c: &mut Canary,
+    secret: &str,
+) -> Vec<(&'static str, String)> {
     let tm = &app.tm;
     let mut seen = Vec::new();
     let number = c.variant(p.kind.wrapping_add(1));
@@ -335,9 +340,15 @@ fn the_canary_finds_a_secret_that_reaches_an_observer() {
         let mut c = Canary::new();
         let s = c.secret();
         let out = tm
-            .call("leak", json!({"x": s}), toolmark::CallOptions::new(Caller::InApp))
+            .call(
+                "leak",
+                json!({"x": s}),
+                toolmark::CallOptions::new(Caller::InApp),
+            )
             .await;
-        assert!(c.check("outcome", serde_json::to_string(&out).unwrap()).is_err());
+        assert!(c
+            .check("outcome", serde_json::to_string(&out).unwrap())
+            .is_err());
         assert!(c.check("trace", trace.take()).is_err());
     });
 }

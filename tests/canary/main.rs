@@ -75,15 +75,15 @@ impl Plant {
 }
 
 pub(crate) fn plants() -> impl Strategy<Value = Plant> {
-    (any::<u64>(), 0u8..4, 0u8..4, 0u8..5, any::<u8>()).prop_map(|(seed, kind, embed, key, pick)| {
-        Plant {
+    (any::<u64>(), 0u8..4, 0u8..4, 0u8..5, any::<u8>()).prop_map(
+        |(seed, kind, embed, key, pick)| Plant {
             seed,
             kind,
             embed,
             key,
             pick,
-        }
-    })
+        },
+    )
 }
 
 /// A proptest runner of `cases` cases (`CANARY_CASES` overrides `default`),

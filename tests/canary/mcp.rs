@@ -134,7 +134,10 @@ async fn stdio_case(
     seen.push(("tools/list", serde_json::to_string(&tools).unwrap()));
     for (name, args) in calls(p, secret, &number) {
         match running.call_tool(call(name, args)).await {
-            Ok(result) => seen.push(("a tools/call result", serde_json::to_string(&result).unwrap())),
+            Ok(result) => seen.push((
+                "a tools/call result",
+                serde_json::to_string(&result).unwrap(),
+            )),
             Err(e) => seen.push(("a tools/call error", format!("{e:?} {e}"))),
         }
     }
@@ -165,11 +168,14 @@ async fn send(router: &axum::Router, req: axum::http::Request<Body>) -> (Option<
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let body = tokio::time::timeout(std::time::Duration::from_secs(10), res.into_body().collect())
-        .await
-        .expect("the response ends")
-        .unwrap()
-        .to_bytes();
+    let body = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        res.into_body().collect(),
+    )
+    .await
+    .expect("the response ends")
+    .unwrap()
+    .to_bytes();
     (session, String::from_utf8_lossy(&body).into_owned())
 }
 
@@ -195,7 +201,10 @@ async fn http_case(
         let req = json!({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
             "params": {"name": name, "arguments": args}});
         let (_, body) = send(router, post(Some(&session), req.to_string())).await;
-        assert!(body.contains("\"result\"") || body.contains("\"error\""), "{body}");
+        assert!(
+            body.contains("\"result\"") || body.contains("\"error\""),
+            "{body}"
+        );
         seen.push(("an HTTP tools/call response", body));
     }
     seen

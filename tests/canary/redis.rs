@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use proptest::test_runner::TestCaseError;
 use serde_json::json;
 use toolmark::store::{RedisStore, RedisStoreOptions};
-use toolmark::{Caller, CallOptions, Decision, Toolmark};
+use toolmark::{CallOptions, Caller, Decision, Toolmark};
 
 use crate::app::{app, Card, Signup};
 use crate::canary;
@@ -46,7 +46,9 @@ fn redis_store_and_pub_sub() {
             !in_ci(),
             "TOOLMARK_REDIS_URL is not set under CI: the Redis canary cannot run"
         );
-        eprintln!("\n!!!!!!!! SKIPPED redis_store_and_pub_sub: TOOLMARK_REDIS_URL is not set !!!!!!!!\n");
+        eprintln!(
+            "\n!!!!!!!! SKIPPED redis_store_and_pub_sub: TOOLMARK_REDIS_URL is not set !!!!!!!!\n"
+        );
         return;
     };
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -88,11 +90,26 @@ fn redis_store_and_pub_sub() {
             two.signup.set(one.signup.values());
             let agent = CallOptions::new(Caller::InApp);
             let asked = [
-                one.tm.call("vault.pay", p.pay_input("Ada", &secret, &number), agent.clone()).await,
+                one.tm
+                    .call(
+                        "vault.pay",
+                        p.pay_input("Ada", &secret, &number),
+                        agent.clone(),
+                    )
+                    .await,
                 one.tm.call("signup.submit", json!({}), agent.clone()).await,
-                one.tm.call("vault.labels", json!({"labels": {secret.clone(): number}}), agent).await,
+                one.tm
+                    .call(
+                        "vault.labels",
+                        json!({"labels": {secret.clone(): number}}),
+                        agent,
+                    )
+                    .await,
             ];
-            seen.push(("a Redis dump with pending records", dump(&url, &prefix).await));
+            seen.push((
+                "a Redis dump with pending records",
+                dump(&url, &prefix).await,
+            ));
             for out in asked {
                 seen.extend(outcome_text(&out));
                 if let Some(id) = out.confirm_id() {
@@ -102,11 +119,17 @@ fn redis_store_and_pub_sub() {
                 }
             }
             // The raw pub/sub messages.
-            while let Ok(Some(msg)) =
-                tokio::time::timeout(std::time::Duration::from_millis(300), messages.borrow_mut().next()).await
+            while let Ok(Some(msg)) = tokio::time::timeout(
+                std::time::Duration::from_millis(300),
+                messages.borrow_mut().next(),
+            )
+            .await
             {
                 let payload: Vec<u8> = msg.get_payload().unwrap_or_default();
-                seen.push(("a pub/sub message", String::from_utf8_lossy(&payload).into_owned()));
+                seen.push((
+                    "a pub/sub message",
+                    String::from_utf8_lossy(&payload).into_owned(),
+                ));
             }
             seen.push(("a Redis dump", dump(&url, &prefix).await));
             seen

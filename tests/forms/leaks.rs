@@ -6,8 +6,8 @@
 
 use serde_json::{json, Value};
 use toolmark::{
-    BridgeMessage, Caller, Decision, For, Form, FormOptions, Issue, OnSubmit, Outcome,
-    RefusalCode, StepOptions, ToolError, Toolmark, Wizard,
+    BridgeMessage, Caller, Decision, For, Form, FormOptions, Issue, OnSubmit, Outcome, RefusalCode,
+    StepOptions, ToolError, Toolmark, Wizard,
 };
 
 use crate::*;
@@ -170,7 +170,11 @@ fn wizard(tm: &Toolmark) -> (Form<Payment>, Wizard) {
                 ..Default::default()
             },
         )
-        .step("done", Form::new(Details::default()), StepOptions::default())
+        .step(
+            "done",
+            Form::new(Details::default()),
+            StepOptions::default(),
+        )
         .on_submit(|_ctx, values| async move { Ok::<_, ToolError>(values.json().clone()) });
     tm.register_wizard(&tm.scope("pay"), wizard.clone())
         .unwrap();

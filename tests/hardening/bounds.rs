@@ -61,7 +61,11 @@ async fn a_huge_unknown_key_name_never_comes_back_whole_on_any_surface() {
         input.insert(key.clone(), json!(1));
         let out = tm.call(tool, Value::Object(input.clone()), inapp()).await;
         let text = json_of(&out);
-        assert!(text.len() < SMALL, "{tool}: a refusal of {} bytes", text.len());
+        assert!(
+            text.len() < SMALL,
+            "{tool}: a refusal of {} bytes",
+            text.len()
+        );
         assert!(format!("{out:?}").len() < SMALL);
         // Nested, and many of them.
         let mut many = Map::new();
@@ -134,9 +138,9 @@ async fn a_tool_whose_error_echoes_the_input_is_bounded() {
     tm.register(
         ToolSpec::new("echo", "Fails with its input")
             .effect(Effect::Read)
-            .handler(|_ctx, input| async move {
-                Err(ToolError::new(format!("cannot use {input}")))
-            }),
+            .handler(
+                |_ctx, input| async move { Err(ToolError::new(format!("cannot use {input}"))) },
+            ),
         Default::default(),
     )
     .unwrap();
@@ -195,7 +199,10 @@ async fn every_wrong_field_is_listed_without_quoting_a_secret() {
         .await;
     let refusal = out.refusal().expect("refused");
     let paths: Vec<&str> = refusal.issues.iter().map(|i| i.path.as_str()).collect();
-    assert!(paths.contains(&"holder") && paths.contains(&"cvc"), "{paths:?}");
+    assert!(
+        paths.contains(&"holder") && paths.contains(&"cvc"),
+        "{paths:?}"
+    );
     assert!(!json_of(&out).contains("12345"), "{}", json_of(&out));
 }
 

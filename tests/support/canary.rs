@@ -100,8 +100,16 @@ impl Canary {
     pub fn variant(&mut self, kind: u8) -> String {
         let s = match kind % 4 {
             0 => format!("{MARKER}{}", self.random_text(20)),
-            1 => format!("{MARKER}{}\"q\\{}", self.random_text(10), self.random_text(10)),
-            2 => format!("{MARKER}{}é\n✓{}", self.random_text(10), self.random_text(10)),
+            1 => format!(
+                "{MARKER}{}\"q\\{}",
+                self.random_text(10),
+                self.random_text(10)
+            ),
+            2 => format!(
+                "{MARKER}{}é\n✓{}",
+                self.random_text(10),
+                self.random_text(10)
+            ),
             _ => {
                 let digits: String = (0..19)
                     .map(|_| char::from(b'0' + (self.next() % 10) as u8))
@@ -214,7 +222,9 @@ fn forms(secret: &str) -> Vec<String> {
 }
 
 fn find_leak(text: &str, secret: &str) -> Option<String> {
-    forms(secret).into_iter().find(|f| text.contains(f.as_str()))
+    forms(secret)
+        .into_iter()
+        .find(|f| text.contains(f.as_str()))
 }
 
 // Tracing capture
@@ -239,7 +249,10 @@ pub struct CaptureLayer(Buffer);
 impl CaptureLayer {
     fn push(&self, mut line: String) {
         line.push('\n');
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).push_str(&line);
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_str(&line);
     }
 }
 
@@ -270,7 +283,11 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for CaptureLayer {
         self.push(line);
     }
 
-    fn on_event(&self, event: &tracing::Event<'_>, _ctx: tracing_subscriber::layer::Context<'_, S>) {
+    fn on_event(
+        &self,
+        event: &tracing::Event<'_>,
+        _ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
         let mut line = format!(
             "event {} {}",
             event.metadata().level(),

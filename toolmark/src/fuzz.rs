@@ -20,7 +20,7 @@ use crate::call::outcome::Refusal;
 use crate::payload::Change;
 use crate::sensitive::{
     declared_names, mark_write_only, resolve_all, resolve_path, scrub, withhold_value, KeyTree,
-    Matcher, NameMode, Seg, SecretSet, SensitivePath, REDACTED, REENTER,
+    Matcher, NameMode, SecretSet, Seg, SensitivePath, REDACTED, REENTER,
 };
 use crate::Outcome;
 
@@ -318,7 +318,9 @@ fn observed(input: &Value, matcher: &Matcher, keys: &KeyTree) -> String {
     let set = SecretSet::of_call(matcher, input, Some(keys), None);
     let found = keys.check(input, 20);
     let issues = if found.issues.is_empty() {
-        decode_typed::<Payment>(input, false).err().unwrap_or_default()
+        decode_typed::<Payment>(input, false)
+            .err()
+            .unwrap_or_default()
     } else {
         found.issues
     };
@@ -343,7 +345,10 @@ pub fn check_decode(data: &[u8]) {
     };
     let reference = serde_json::from_value::<Payment>(input.clone()).ok();
     let tracked = decode_typed::<Payment>(&input, true).ok();
-    assert_eq!(tracked, reference, "the tracked decode disagrees with serde_json");
+    assert_eq!(
+        tracked, reference,
+        "the tracked decode disagrees with serde_json"
+    );
     if let Ok(strict) = decode_typed::<Payment>(&input, false) {
         assert_eq!(Some(&strict), reference.as_ref());
     }

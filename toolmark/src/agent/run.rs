@@ -221,10 +221,7 @@ impl AgentTools {
                     error.type = Empty,
                 );
                 if let Some(id) = &call.id {
-                    span.record(
-                        "gen_ai.tool.call.id",
-                        bounded(id, MAX_PATH_CHARS).as_ref(),
-                    );
+                    span.record("gen_ai.tool.call.id", bounded(id, MAX_PATH_CHARS).as_ref());
                 }
                 if let Some(c) = converted {
                     span.record("gen_ai.tool.description", c.description.as_str());
@@ -335,7 +332,8 @@ impl AgentTools {
             } => {
                 let _ = tool;
                 let waiting = self.take_waiting(confirm_id)?;
-                let text = decision_text(&waiting.provider_name, waiting.call_id.as_deref(), outcome);
+                let text =
+                    decision_text(&waiting.provider_name, waiting.call_id.as_deref(), outcome);
                 Some(text_message(self.provider, &text))
             }
             #[allow(unreachable_patterns)]

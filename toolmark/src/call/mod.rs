@@ -299,14 +299,13 @@ impl Inner {
                 // The remembered decisions (some in the store), then ask.
                 match Box::pin(remembered_gate(self, &entry, caller, ask)).await {
                     Gate::Done(outcome) => set.outcome(outcome),
-                    Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
-                        set.outcome(
+                    Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => set
+                        .outcome(
                             Box::pin(crate::store::flow::defer(
                                 self, &entry, caller, input, decoded, ask,
                             ))
                             .await,
-                        )
-                    }
+                        ),
                     Gate::Ask(ask) => {
                         self.confirm_and_run(entry, input, decoded, Some(ask), opts, set)
                             .await
@@ -318,8 +317,14 @@ impl Inner {
                 }
             }
             Front::Ready { held, fut, set } => {
-                self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, Some(set))
-                    .await
+                self.run_call(
+                    held.get(),
+                    fut,
+                    opts.signal.as_ref(),
+                    opts.nested,
+                    Some(set),
+                )
+                .await
             }
             Front::Run {
                 entry,
@@ -526,7 +531,10 @@ impl Inner {
         if let Some(keys) = &entry.keys {
             let found = keys.check(input, MAX_ISSUES);
             if !found.issues.is_empty() {
-                return Err(Refusal::invalid_capped(set.issues(found.issues), found.more));
+                return Err(Refusal::invalid_capped(
+                    set.issues(found.issues),
+                    found.more,
+                ));
             }
         }
         Ok(must_track && !self.config.allow_unknown_fields)

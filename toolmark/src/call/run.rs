@@ -218,7 +218,9 @@ pub(crate) fn finish(end: RunEnd, set: &SecretSet) -> Observed<Outcome> {
         RunEnd::Done(Ok(output)) => Outcome::Ok { output },
         RunEnd::Busy(message) => Outcome::refused(RefusalCode::Busy, message),
         RunEnd::Done(Err(e)) => Outcome::Error(e),
-        RunEnd::Panicked(msg) => Outcome::Error(ToolError::new(format!("the tool panicked: {msg}"))),
+        RunEnd::Panicked(msg) => {
+            Outcome::Error(ToolError::new(format!("the tool panicked: {msg}")))
+        }
         RunEnd::Aborted(why) => {
             let message = match why {
                 Abort::Deadline => "The call ran past its deadline and was cancelled",

@@ -232,7 +232,8 @@ impl Toolmark {
             return Outcome::Refused(hidden_refusal(&entry));
         }
         let bridge = |outcome: &Observed<Outcome>| {
-            inner.send_bridge_with(|| Observed::confirmed(confirm_id, &entry.name, outcome.clone()));
+            inner
+                .send_bridge_with(|| Observed::confirmed(confirm_id, &entry.name, outcome.clone()));
         };
         if !decision.approved {
             resolved(inner, confirm_id, &entry, &decision, Vec::new(), &approver);

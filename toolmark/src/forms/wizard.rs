@@ -563,8 +563,8 @@ fn nav_spec(
     let run = Arc::new(run);
     let matcher = matcher.clone();
     let run: RunFn = Arc::new(move |_ctx, _decoded| {
-        let out = run(&wizard)
-            .map_err(|e| scrub_error(e, &matcher, &all_json(&wizard.config.steps)));
+        let out =
+            run(&wizard).map_err(|e| scrub_error(e, &matcher, &all_json(&wizard.config.steps)));
         Box::pin(async move { out })
     });
     let mut spec = ToolSpec::raw(
@@ -747,7 +747,7 @@ impl Toolmark {
         ));
         if let (Some(on_submit), Some(submit_scope)) = (&inner.config.on_submit, &scopes.submit) {
             let spec = submit_spec(inner, Arc::clone(on_submit), combined.clone(), &place)
-            .effect(inner.config.submit_effect);
+                .effect(inner.config.submit_effect);
             specs.push((spec, submit_scope.clone()));
         }
         // Shown as the current step says before any tool exists, so no other step's

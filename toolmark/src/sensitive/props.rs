@@ -9,8 +9,8 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
-use super::path::{Seg, SensitivePath};
 use super::message::withhold_value;
+use super::path::{Seg, SensitivePath};
 use super::{scrub, Matcher, REDACTED};
 use crate::payload::Change;
 

@@ -164,8 +164,7 @@ impl SecretSet {
         }
         if let Some(state) = state {
             // A panicking state reader counts as one with no secrets beyond the input's.
-            if let Ok(more) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| state()))
-            {
+            if let Ok(more) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| state())) {
                 texts.extend(more);
             }
         }
@@ -245,7 +244,7 @@ impl SecretSet {
             }
             Value::Number(n) => {
                 let text = n.to_string();
-                if self.texts().iter().any(|s| *s == text) {
+                if self.texts().contains(&text) {
                     Value::String(REDACTED.to_owned())
                 } else {
                     Value::Number(n)

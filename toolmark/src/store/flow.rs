@@ -562,7 +562,8 @@ pub(crate) async fn confirm_pending(
     let version = entry.stale_check.as_ref().map(|c| c.version());
     if version != record.form_version {
         resolved(inner, confirm_id, &entry, &decision, Vec::new(), approver);
-        let outcome = SecretSet::none().outcome(Outcome::Refused(crate::forms::form::stale_refusal()));
+        let outcome =
+            SecretSet::none().outcome(Outcome::Refused(crate::forms::form::stale_refusal()));
         shared
             .deliver(inner, confirm_id, &record.tool, &outcome)
             .await;
