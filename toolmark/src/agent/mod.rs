@@ -43,11 +43,23 @@
 //! - **Names**: `scope.sub.tool` mapped to the provider's pattern (dots become `__`
 //!   for OpenAI and Anthropic; Gemini keeps them), shortened to 64 characters with a
 //!   stable hash suffix when needed, collision-free within the manifest, and mapped
-//!   back exactly ([`NameMap`]).
+//!   back exactly ([`NameMap`]). A name once shown keeps its tool for the life of the
+//!   `AgentTools`: when a tool arrives whose readable name is taken, only the
+//!   newcomer gets a suffix, and a name whose tool left never comes to mean another.
+//!   A name that is not in the list the model was given (a Toolmark name, a hidden
+//!   tool, a made-up one) is refused `unknown_tool`.
+//! - **Conversations**: one `AgentTools` per conversation. Its
+//!   [`bridge_message`](AgentTools::bridge_message) answers only for the
+//!   confirmations its own calls asked for (another conversation's, or an unknown
+//!   id, gives `None`), and [`AgentOptions::session`] keeps "this session" decisions
+//!   to it.
 //! - **Schemas**: `$schema` dropped; sensitive (`writeOnly`) fields described as
 //!   sensitive; with [`AgentOptions::strict`], OpenAI's strict mode for every tool
 //!   whose schema can be made strict ([`ToolList::not_strict`] says why the others
-//!   cannot, and each is logged as a `tracing` warning, target `toolmark`).
+//!   cannot, and each is logged as a `tracing` warning, target `toolmark`). Strict
+//!   mode makes every optional property required and nullable; the runner drops the
+//!   `null` a model sends for one, by its position in the schema (`lines[].tags` too),
+//!   and keeps a `null` at a property the tool requires (the decode then says so).
 //! - **Results**: `needs_confirmation` becomes a result telling the model that the
 //!   action waits for the user (with the redacted summary) and not to retry;
 //!   [`AgentTools::bridge_message`] turns the later decision into a message for the

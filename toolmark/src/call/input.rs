@@ -102,8 +102,14 @@ pub(crate) fn every_issue(
             .join(".");
         let found: Vec<Issue> = match e.kind() {
             jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
+                // A key serde already refused (`deny_unknown_fields`) is told once.
+                let told = |key: &str| {
+                    let quoted = format!("unknown field `{key}`");
+                    issues.iter().any(|i| i.message.starts_with(&quoted))
+                };
                 unexpected
                     .iter()
+                    .filter(|key| !told(key))
                     .map(|key| {
                         let at = if path.is_empty() {
                             key.clone()

@@ -43,9 +43,15 @@
 //! **Sensitive paths** ([`FormOptions::sensitive`]) are paths of `T`'s JSON form
 //! (`"card.cvc"`, `"cards[].cvc"`), checked at registration against the fill's input
 //! schema (`invalid_sensitive_path`). They apply to the fill's partial input (a patch
-//! has the values' shape) and to the submit's values: `"[redacted]"` in every
-//! confirmation payload, event and output, and scrubbed from the messages of a
-//! failing `on_submit`.
+//! has the values' shape) and to the form's values: the values at those paths —
+//! whether the agent filled them or the user typed them — are secrets of every call
+//! of the form's tools. `"[redacted]"` in every confirmation payload, event and
+//! output, scrubbed from the messages of a failing `on_submit` and from what
+//! `on_submit` returns (an app that echoes the saved values shows the card as
+//! `"[redacted]"`), in the bridge message of an approved submit and the pub/sub
+//! message that carries it to other instances. The submit of a form with sensitive
+//! paths counts as a tool with sensitive values: an approval of it is never
+//! remembered ([`For`](crate::For)), since the approver saw `"[redacted]"`.
 //!
 //! **Undo.** Any run may register a restorer with
 //! [`ToolContext::on_undo`]; [`Toolmark::undo`](crate::Toolmark::undo) pops the newest
