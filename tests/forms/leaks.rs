@@ -279,3 +279,41 @@ async fn a_wizard_submits_refusal_and_a_failing_on_submit_keep_every_steps_secre
     assert_eq!(out.status(), "error");
     assert_no_card("a failing wizard submit", &json_of(&out).to_string());
 }
+
+#[tokio::test]
+async fn a_card_typed_while_the_submit_ran_never_comes_back() {
+    // The values the set was built from at the call's start are not the last word:
+    // the user may type while the call waits in its queue or runs.
+    let tm = tm();
+    let form = signup_form();
+    let typed = form.clone();
+    tm.register_form(
+        &tm.scope("signup"),
+        form.clone(),
+        FormOptions {
+            sensitive: vec!["card.cvc".into(), "card.number".into()],
+            on_submit: Some(OnSubmit::new(move |_ctx, _values: Signup| {
+                let typed = typed.clone();
+                async move {
+                    typed.update(|v| {
+                        v.card = Some(Card {
+                            number: "6011000990139424".to_owned(),
+                            cvc: "4321".to_owned(),
+                        })
+                    });
+                    Ok::<_, ToolError>(json!({"now": typed.values()}))
+                }
+            })),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    form.set(ada());
+    let out = tm
+        .call("signup.submit", json!({}), opts(Caller::Human))
+        .await;
+    let text = json_of(&out).to_string();
+    assert!(out.is_ok(), "{text}");
+    assert!(!text.contains("6011000990139424"), "{text}");
+    assert!(!text.contains("4321"), "{text}");
+}

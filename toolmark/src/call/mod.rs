@@ -760,8 +760,20 @@ impl Inner {
         let end = self
             .run_guarded(node, shared, signal, secrets.as_ref(), fut)
             .await;
+        // The state a tool works on may have changed while the call waited or ran
+        // (the user typed another card): its secrets now are secrets of the outcome.
+        let set = match &entry.state_secrets {
+            Some(state) => set.with_more(read_state(state)),
+            None => set,
+        };
         finish(end, &set)
     }
+}
+
+/// The secrets of a tool's state now; a panicking reader gives none (the set still
+/// holds those read before the run).
+fn read_state(state: &crate::sensitive::StateSecretsFn) -> Vec<String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| state())).unwrap_or_default()
 }
 
 fn disposed(node: &ScopeNode) -> Refusal {

@@ -184,6 +184,17 @@ impl SecretSet {
         }
     }
 
+    /// This set and `more` secrets (the state a tool read while it ran).
+    pub(crate) fn with_more(&self, more: Vec<String>) -> SecretSet {
+        if more.is_empty() {
+            return self.clone();
+        }
+        let mut texts = self.texts().to_vec();
+        texts.extend(more);
+        let matcher = self.matcher().cloned().unwrap_or_else(Matcher::none);
+        SecretSet::from_texts(matcher, texts)
+    }
+
     /// Whether there is nothing to scrub.
     pub(crate) fn is_empty(&self) -> bool {
         self.inner.as_ref().is_none_or(|i| i.texts.is_empty())
