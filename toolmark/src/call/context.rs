@@ -569,7 +569,7 @@ impl ToolContext {
         opts.nested = true;
         // The nested run logs to, and asks, the same client.
         opts.reach = self.call.reach.clone();
-        Box::pin(inner.call(name, input, opts)).await.into_inner()
+        Box::pin(inner.call(name, input, opts)).await
     }
 
     /// Ask the user mid-run. A human caller is approved at once; an inline

@@ -188,8 +188,7 @@ impl Toolmark {
         input: Value,
         options: CallOptions,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        let call = self.inner.call(name, input, options);
-        async move { call.await.into_inner() }
+        self.inner.call(name, input, options)
     }
 }
 
@@ -249,11 +248,7 @@ impl ToolEntry {
 enum Front {
     /// Validated into a ready run (the one-step path of tools that need no
     /// confirmation from this caller).
-    Ready {
-        held: Held,
-        fut: ToolFuture,
-        set: SecretSet,
-    },
+    Ready { held: Held, fut: ToolFuture },
     /// Run now (possibly after an inline confirmation).
     Run {
         entry: Arc<ToolEntry>,
@@ -277,14 +272,15 @@ enum Front {
 }
 
 impl Inner {
-    /// A call, end to end. Its outcome is [`Observed`]: every way it can end goes
-    /// through the call's secret set.
+    /// A call, end to end. Every way it can end is an [`Observed`] outcome, built
+    /// through the call's secret set; the plain value is taken out only here, as it
+    /// leaves.
     pub(crate) async fn call(
         self: &Arc<Self>,
         name: &str,
         input: Value,
         opts: CallOptions,
-    ) -> Observed<Outcome> {
+    ) -> Outcome {
         let started = self.wants_events().then(tokio::time::Instant::now);
         let caller = opts.caller;
         let outcome = match self.front(name, input, &opts) {
@@ -316,15 +312,9 @@ impl Inner {
                     }
                 }
             }
-            Front::Ready { held, fut, set } => {
-                self.run_call(
-                    held.get(),
-                    fut,
-                    opts.signal.as_ref(),
-                    opts.nested,
-                    Some(set),
-                )
-                .await
+            Front::Ready { held, fut } => {
+                self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, None)
+                    .await
             }
             Front::Run {
                 entry,
@@ -337,7 +327,8 @@ impl Inner {
                     .await
             }
         };
-        self.call_finished(name, caller, started, outcome.get());
+        let outcome: Outcome = outcome.into_inner();
+        self.call_finished(name, caller, started, &outcome);
         outcome
     }
 
@@ -428,19 +419,20 @@ impl Inner {
                 format!("No tool named `{}` is available now", short(name)),
             )));
         };
-        // The call's secret set: every outcome below is built through it.
         let input = normalize_input(input);
-        let set = entry.secret_set(&input);
         // 2. allow
         if let Err(r) = self.allow(&entry, caller, opts.confirm.is_some()) {
-            return Front::Done(set.outcome(r.into()));
+            return Front::Done(entry.secret_set(&input).outcome(r.into()));
         }
         let inline = entry.guarded() && caller != Caller::Human;
         // 3. validate — in one step with building the run, when nothing needs
-        // confirming and the tool can (one allocation fewer)
+        // confirming and the tool can (one allocation fewer); the call's secret set
+        // is read where an outcome is built (a refusal here, the run's end there)
         if !inline && entry.prepare.is_some() {
-            return self.validate_ready(entry, input, opts, set);
+            return self.validate_ready(entry, input, opts);
         }
+        // The call's secret set: every outcome below is built through it.
+        let set = entry.secret_set(&input);
         let (input, decoded) = match self.validate_with(&entry, input, &set) {
             Ok(v) => v,
             Err(r) => return Front::Done(set.outcome(r.into())),
@@ -513,7 +505,7 @@ impl Inner {
         &self,
         entry: &ToolEntry,
         input: &Value,
-        set: &SecretSet,
+        set: Option<&SecretSet>,
     ) -> Result<bool, Refusal> {
         if !input.is_object() {
             return Err(Refusal::invalid(vec![Issue::new(
@@ -531,10 +523,11 @@ impl Inner {
         if let Some(keys) = &entry.keys {
             let found = keys.check(input, MAX_ISSUES);
             if !found.issues.is_empty() {
-                return Err(Refusal::invalid_capped(
-                    set.issues(found.issues),
-                    found.more,
-                ));
+                let issues = match set {
+                    Some(set) => set.issues(found.issues),
+                    None => entry.secret_set(input).issues(found.issues),
+                };
+                return Err(Refusal::invalid_capped(issues, found.more));
             }
         }
         Ok(must_track && !self.config.allow_unknown_fields)
@@ -558,7 +551,7 @@ impl Inner {
         input: Value,
         set: &SecretSet,
     ) -> Result<(Value, Decoded), Refusal> {
-        let track = self.check_shape(entry, &input, set)?;
+        let track = self.check_shape(entry, &input, Some(set))?;
         match (entry.decode)(&input, !track) {
             Ok(decoded) => Ok((input, decoded)),
             Err(issues) => Err(refuse_issues(
@@ -568,17 +561,12 @@ impl Inner {
         }
     }
 
-    /// Validate and build the run in one step (`ToolEntry::prepare`).
-    fn validate_ready(
-        &self,
-        entry: Arc<ToolEntry>,
-        input: Value,
-        opts: &CallOptions,
-        set: SecretSet,
-    ) -> Front {
-        let track = match self.check_shape(&entry, &input, &set) {
+    /// Validate and build the run in one step (`ToolEntry::prepare`). A refusal is
+    /// built through the call's secret set, read then.
+    fn validate_ready(&self, entry: Arc<ToolEntry>, input: Value, opts: &CallOptions) -> Front {
+        let track = match self.check_shape(&entry, &input, None) {
             Ok(t) => t,
-            Err(r) => return Front::Done(set.outcome(r.into())),
+            Err(r) => return Front::Done(entry.secret_set(&input).outcome(r.into())),
         };
         let held = self.hold(
             entry,
@@ -602,8 +590,9 @@ impl Inner {
             ));
         };
         match prepare(&shared.input, !track, held.ctx()) {
-            Ok(fut) => Front::Ready { held, fut, set },
+            Ok(fut) => Front::Ready { held, fut },
             Err(issues) => {
+                let set = entry.secret_set(&shared.input);
                 let issues = crate::call::input::every_issue(entry, &shared.input, issues);
                 Front::Done(set.outcome(refuse_issues(issues, &set).into()))
             }
@@ -756,9 +745,8 @@ impl Inner {
         });
         // The call's secrets, for its panic messages (only a tool with sensitive
         // paths or state has any).
-        let secrets = set.shared_texts();
         let end = self
-            .run_guarded(node, shared, signal, secrets.as_ref(), fut)
+            .run_guarded(node, shared, signal, set.shared_texts(), fut)
             .await;
         // The state a tool works on may have changed while the call waited or ran
         // (the user typed another card): its secrets now are secrets of the outcome.

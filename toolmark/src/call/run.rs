@@ -42,13 +42,13 @@ impl Inner {
         node: &ScopeNode,
         shared: &CallShared,
         signal: Option<&CancellationToken>,
-        secrets: Option<&Arc<[String]>>,
+        secrets: Option<Arc<[String]>>,
         fut: F,
     ) -> RunEnd
     where
         F: Future<Output = Result<Value, ToolError>> + Send,
     {
-        let secrets = secrets.filter(|_| self.config.scrub_panics).cloned();
+        let secrets = secrets.filter(|_| self.config.scrub_panics);
         let mut marker = RunMarker::new(Some(node), secrets);
         let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
         let limit = shared.deadline.limit();

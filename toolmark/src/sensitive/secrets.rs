@@ -206,6 +206,7 @@ impl SecretSet {
     }
 
     /// The texts, shared (for the panic hook of the run).
+    #[inline]
     pub(crate) fn shared_texts(&self) -> Option<Arc<[String]>> {
         self.inner
             .as_ref()
@@ -339,7 +340,17 @@ impl SecretSet {
     /// The outcome of the call, fit for every observer: its output, messages,
     /// issues, summary and changes scrubbed of the call's secrets, and what an
     /// attacker controls in it bounded.
+    #[inline]
     pub(crate) fn outcome(&self, outcome: Outcome) -> Observed<Outcome> {
+        // The hot path: a tool's output with no secret to look for is as it is.
+        if self.inner.is_none() && outcome.is_ok() {
+            return Observed(outcome);
+        }
+        self.outcome_slow(outcome)
+    }
+
+    #[inline(never)]
+    fn outcome_slow(&self, outcome: Outcome) -> Observed<Outcome> {
         Observed(match outcome {
             Outcome::Ok { output } => Outcome::Ok {
                 output: self.scrub_value(output),
