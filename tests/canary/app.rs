@@ -103,18 +103,13 @@ pub(crate) struct App {
     pub(crate) seen: Seen,
 }
 
-fn echo_pay(
-    ctx: ToolContext,
-    p: Pay,
-) -> impl std::future::Future<Output = Result<Value, ToolError>> {
-    async move {
-        ctx.log(LogLevel::Info, format!("paying with {}", p.cvc));
-        if p.holder == "fail" {
-            return Err(ToolError::new(format!("card {} declined", p.cvc))
-                .with_issues(vec![Issue::new("cvc", format!("{} is wrong", p.cvc))]));
-        }
-        Ok(json!({"paid": p.holder, "echo": p, "note": format!("cvc was {}", p.cvc)}))
+async fn echo_pay(ctx: ToolContext, p: Pay) -> Result<Value, ToolError> {
+    ctx.log(LogLevel::Info, format!("paying with {}", p.cvc));
+    if p.holder == "fail" {
+        return Err(ToolError::new(format!("card {} declined", p.cvc))
+            .with_issues(vec![Issue::new("cvc", format!("{} is wrong", p.cvc))]));
     }
+    Ok(json!({"paid": p.holder, "echo": p, "note": format!("cvc was {}", p.cvc)}))
 }
 
 /// Build the app on `builder` (its confirm handler is set here: it approves and

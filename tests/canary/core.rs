@@ -80,7 +80,11 @@ async fn core_call(
     let tm = &app.tm;
     let mut seen = Vec::new();
     let number = c.variant(p.kind.wrapping_add(1));
-    let holder = if p.pick % 7 == 0 { "fail" } else { "Ada" };
+    let holder = if p.pick.is_multiple_of(7) {
+        "fail"
+    } else {
+        "Ada"
+    };
     let caller = caller_of(p);
     let out = tm
         .call(
@@ -140,7 +144,7 @@ async fn form(app: &App, p: Plant, c: &mut Canary, secret: &str) -> Vec<(&'stati
     let mut seen = Vec::new();
     let number = c.variant(p.kind.wrapping_add(3));
     let caller = caller_of(p);
-    if p.pick % 2 == 0 {
+    if p.pick.is_multiple_of(2) {
         // Filled by the agent.
         let out = tm
             .call(
@@ -187,13 +191,13 @@ async fn wizard(app: &App, p: Plant, _c: &mut Canary, secret: &str) -> Vec<(&'st
     let mut seen = Vec::new();
     app.wizard.go_to("payment");
     let caller = caller_of(p);
-    let refused = p.pick % 3 == 0;
+    let refused = p.pick.is_multiple_of(3);
     let card = if refused {
         format!("{secret}!")
     } else {
         secret.to_owned()
     };
-    if p.pick % 2 == 0 {
+    if p.pick.is_multiple_of(2) {
         let out = tm
             .call(
                 "checkout.payment.fill",
@@ -245,7 +249,11 @@ async fn agent(
         .unwrap()
         .to_owned();
     let number = c.variant(p.kind.wrapping_add(2));
-    let holder = if p.pick % 5 == 0 { "fail" } else { "Ada" };
+    let holder = if p.pick.is_multiple_of(5) {
+        "fail"
+    } else {
+        "Ada"
+    };
     let run = agent
         .run_calls(vec![ToolCallRequest {
             id: Some(format!("call_{}", p.pick)),

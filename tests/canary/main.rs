@@ -65,7 +65,11 @@ impl Plant {
         let mut input = Map::new();
         input.insert("holder".into(), json!(holder));
         input.insert(self.cvc_key().into(), json!(cvc));
-        let row_key = if self.key % 2 == 0 { "number" } else { "pan" };
+        let row_key = if self.key.is_multiple_of(2) {
+            "number"
+        } else {
+            "pan"
+        };
         input.insert(
             "cards".into(),
             json!([{"label": "main", row_key: number}, {"label": "spare", "number": number}]),

@@ -69,7 +69,11 @@ fn redis_store_and_pub_sub() {
         let client = redis::Client::open(url.as_str()).unwrap();
         let mut pubsub = client.get_async_pubsub().await.unwrap();
         pubsub.subscribe(format!("{prefix}:bridge")).await.unwrap();
-        (one, two, std::cell::RefCell::new(pubsub.into_on_message()))
+        (
+            one,
+            two,
+            std::cell::RefCell::new(Some(pubsub.into_on_message())),
+        )
     });
     let observe_one = std::cell::RefCell::new(rt.block_on(async { Observer::new(&one.tm) }));
     let observe_two = std::cell::RefCell::new(rt.block_on(async { Observer::new(&two.tm) }));
@@ -119,11 +123,9 @@ fn redis_store_and_pub_sub() {
                 }
             }
             // The raw pub/sub messages.
-            while let Ok(Some(msg)) = tokio::time::timeout(
-                std::time::Duration::from_millis(300),
-                messages.borrow_mut().next(),
-            )
-            .await
+            let mut stream = messages.borrow_mut().take().expect("the subscription");
+            while let Ok(Some(msg)) =
+                tokio::time::timeout(std::time::Duration::from_millis(300), stream.next()).await
             {
                 let payload: Vec<u8> = msg.get_payload().unwrap_or_default();
                 seen.push((
@@ -131,6 +133,7 @@ fn redis_store_and_pub_sub() {
                     String::from_utf8_lossy(&payload).into_owned(),
                 ));
             }
+            *messages.borrow_mut() = Some(stream);
             seen.push(("a Redis dump", dump(&url, &prefix).await));
             seen
         });

@@ -41,7 +41,11 @@ fn rig_tools() {
                 .iter()
                 .find(|t| t.name() == "vault__pay")
                 .expect("vault.pay is a rig tool");
-            let holder = if p.pick % 3 == 0 { "fail" } else { "Ada" };
+            let holder = if p.pick.is_multiple_of(3) {
+                "fail"
+            } else {
+                "Ada"
+            };
             let args = p.pay_input(holder, &secret, &number).to_string();
             match pay.call(args).await {
                 Ok(text) => seen.push(("a rig tool's text", text)),
