@@ -13,21 +13,17 @@
 //! to 100 are approved, larger ones rejected, purges approved. A real app puts a
 //! `ConfirmQueue` in front of its user instead.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use toolmark::mcp::McpServer;
-use toolmark::{tool, ConfirmRequest, Decision, Scope, State, ToolContext, ToolError, Toolmark};
+use toolmark::{
+    tool, ConfirmRequest, Decision, ScopeOptions, State, ToolContext, ToolError, Toolmark,
+};
 
 #[derive(Default)]
 struct Notes {
     items: Mutex<Vec<String>>,
-}
-
-/// The `admin` scope, which `settings.admin_mode` shows and hides.
-#[derive(Default)]
-struct Admin {
-    scope: OnceLock<Scope>,
 }
 
 /// List the notes.
@@ -103,9 +99,9 @@ async fn count(ctx: ToolContext, to: u64) -> Result<u64, ToolError> {
 
 /// Turn admin mode on or off (shows or hides the admin tools).
 #[tool(scope = "settings")]
-async fn admin_mode(admin: State<Admin>, on: bool) -> bool {
-    if let Some(scope) = admin.scope.get() {
-        scope.set_when(on);
+async fn admin_mode(on: bool, ctx: ToolContext) -> bool {
+    if let Some(admin) = ctx.scope_at("admin") {
+        admin.set_when(on);
     }
     on
 }
@@ -129,15 +125,10 @@ async fn confirm(request: ConfirmRequest) -> Decision {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tm = Toolmark::builder()
         .state(Notes::default())
-        .state(Admin::default())
+        .scope_at("admin", ScopeOptions::hidden()) // shown by settings.admin_mode
         .confirm_handler(confirm)
         .build()?;
     tm.register_collected()?;
-    let admin = tm.scope_at("admin");
-    admin.set_when(false);
-    if let Some(state) = tm.state::<Admin>() {
-        let _ = state.scope.set(admin);
-    }
 
     let server = McpServer::new(tm).server_info("toolmark-notes", env!("CARGO_PKG_VERSION"));
     let args: Vec<String> = std::env::args().collect();

@@ -6,6 +6,8 @@
 mod canary;
 mod common;
 mod example;
+#[path = "../support/external.rs"]
+mod external;
 mod golden;
 mod hardening;
 mod names;

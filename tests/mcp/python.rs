@@ -3,7 +3,8 @@
 //! `tests/mcp/python_client.py`.
 //!
 //! The interpreter is `$TOOLMARK_PYTHON`, else `.ci/venv/bin/python`. Without
-//! one the tests fail when `CI` is set and are skipped, loudly, otherwise.
+//! `TOOLMARK_PYTHON` (and outside CI) the tests are reported ignored; when they run
+//! without the interpreter they fail (`tests/support/external.rs`).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -13,23 +14,8 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn python() -> Option<PathBuf> {
-    let p = match std::env::var_os("TOOLMARK_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => root().join(".ci/venv/bin/python"),
-    };
-    if p.exists() {
-        return Some(p);
-    }
-    let msg = format!(
-        "no Python with the MCP SDK at {} (run .ci/run, or: python3 -m venv .ci/venv && .ci/venv/bin/pip install mcp==2.3.0)",
-        p.display()
-    );
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
-    }
-    eprintln!("SKIPPED: {msg}");
-    None
+fn python() -> PathBuf {
+    crate::external::python()
 }
 
 /// `target/<profile>/examples/mcp_server`, built by `cargo test` with the tests.
@@ -72,14 +58,22 @@ impl Drop for Server {
 }
 
 #[test]
+#[cfg_attr(
+    not(toolmark_client = "python"),
+    ignore = "needs the Python SDKs: set TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn python_sdk_over_stdio() {
-    let Some(py) = python() else { return };
+    let py = python();
     run_client(&py, "stdio", example().to_str().unwrap());
 }
 
 #[test]
+#[cfg_attr(
+    not(toolmark_client = "python"),
+    ignore = "needs the Python SDKs: set TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn python_sdk_over_http() {
-    let Some(py) = python() else { return };
+    let py = python();
     let mut child = Command::new(example())
         .args(["--http", "127.0.0.1:0"])
         .stdin(Stdio::null())
@@ -103,4 +97,16 @@ fn python_sdk_over_http() {
     std::thread::spawn(move || for _ in lines {});
     run_client(&py, "http", &url);
     drop(server);
+}
+
+/// Without the Python SDKs these tests are reported ignored, never `ok`.
+#[test]
+fn the_python_tests_are_reported_ignored_unless_python_is_expected() {
+    crate::external::assert_ignored_unless_expected(
+        cfg!(toolmark_client = "python"),
+        &[
+            "python::python_sdk_over_stdio",
+            "python::python_sdk_over_http",
+        ],
+    );
 }

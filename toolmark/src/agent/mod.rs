@@ -69,7 +69,7 @@
 //!   OpenTelemetry GenAI conventions (see [`AgentTools::run`]).
 
 mod format;
-mod names;
+pub(crate) mod names;
 #[cfg(feature = "rig")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
 pub mod rig;
@@ -83,6 +83,7 @@ use rustc_hash::FxHashMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use self::names::Target;
 pub use self::names::{valid_name, NameMap};
 pub use self::run::{CallRecord, ToolCallRequest, ToolRun};
 use crate::sync::lock;
@@ -221,7 +222,11 @@ struct NameIndex {
 impl NameIndex {
     /// The names of `manifest`: those `book` gave before kept, newcomers named.
     fn new(provider: Provider, manifest: &[ToolInfo], book: &mut NameMap) -> NameIndex {
-        let map = NameMap::assign(provider, manifest.iter().map(|t| t.name.as_str()), book);
+        let map = NameMap::assign(
+            Target::Provider(provider),
+            manifest.iter().map(|t| t.name.as_str()),
+            book,
+        );
         let mut position = FxHashMap::default();
         position.reserve(manifest.len());
         for (i, t) in manifest.iter().enumerate() {

@@ -1,5 +1,7 @@
 //! Tool names per provider: a collision-free mapping from Toolmark's dotted names
-//! (`billing.cards.add`) to each provider's allowed pattern, and back.
+//! (`billing.cards.add`) to each provider's allowed pattern, and back. The same
+//! mapping serves WebMCP pages (`toolmark::webmcp`), whose browsers keep only
+//! names matching `[A-Za-z0-9_.-]{1,128}`.
 
 use rustc_hash::FxHashMap;
 
@@ -9,6 +11,43 @@ use super::Provider;
 pub(crate) const MAX_NAME: usize = 64;
 /// `_` + 8 hex digits.
 const SUFFIX: usize = 9;
+
+/// Whose name rules a mapping follows: a provider's, or a WebMCP browser's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// An LLM provider's function-calling format.
+    Provider(Provider),
+    /// `document.modelContext.registerTool` (Chromium keeps `[A-Za-z0-9_.-]{1,128}`
+    /// and refuses any other name).
+    #[cfg_attr(not(feature = "webmcp"), allow(dead_code))]
+    WebMcp,
+}
+
+impl Target {
+    const fn max(self) -> usize {
+        match self {
+            Target::Provider(_) => MAX_NAME,
+            Target::WebMcp => 128,
+        }
+    }
+
+    fn valid(self, name: &str) -> bool {
+        match self {
+            Target::Provider(p) => valid_name(p, name),
+            Target::WebMcp => {
+                (1..=self.max()).contains(&name.len())
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+            }
+        }
+    }
+
+    /// Whether dots stay dots.
+    fn keeps_dots(self) -> bool {
+        matches!(self, Target::Provider(Provider::Gemini) | Target::WebMcp)
+    }
+}
 
 /// Whether `name` is valid for `provider`.
 ///
@@ -36,9 +75,9 @@ pub fn valid_name(provider: Provider, name: &str) -> bool {
 /// The readable candidate: dots become `__` where dots are refused; any other
 /// refused byte becomes `_`; Gemini names that start with a digit or `-` get a `_`
 /// prefix. Validity (length) is checked by the caller.
-fn candidate(provider: Provider, name: &str) -> String {
+fn candidate(target: Target, name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 4);
-    if provider == Provider::Gemini {
+    if target == Target::Provider(Provider::Gemini) {
         let first = name.bytes().next();
         if !first.is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') {
             out.push('_');
@@ -47,7 +86,7 @@ fn candidate(provider: Provider, name: &str) -> String {
     for c in name.chars() {
         match c {
             'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => out.push(c),
-            '.' if provider == Provider::Gemini => out.push('.'),
+            '.' if target.keeps_dots() => out.push('.'),
             '.' => out.push_str("__"),
             _ => out.push('_'),
         }
@@ -68,9 +107,9 @@ fn fnv1a(bytes: &[u8], salt: u32) -> u64 {
 /// The shortened form: the candidate cut to fit, `_`, 8 hex digits of the full
 /// name's hash. Stable: it depends only on the name (and `salt`, 0 unless two
 /// hashes collide).
-fn hashed(provider: Provider, name: &str, salt: u32) -> String {
-    let mut base = candidate(provider, name);
-    let keep = MAX_NAME - SUFFIX;
+fn hashed(target: Target, name: &str, salt: u32) -> String {
+    let mut base = candidate(target, name);
+    let keep = target.max() - SUFFIX;
     if base.len() > keep {
         base.truncate(keep); // ASCII only, so any index is a char boundary
     }
@@ -97,15 +136,23 @@ impl NameMap {
     /// stable `…_1a2b3c4d` hash suffix. The result is valid for the provider,
     /// collision-free, and maps back exactly.
     pub fn new<'a>(provider: Provider, names: impl IntoIterator<Item = &'a str>) -> NameMap {
+        Self::for_target(Target::Provider(provider), names)
+    }
+
+    /// The mapping for `names` under `target`'s rules (see [`new`](Self::new)).
+    pub(crate) fn for_target<'a>(
+        target: Target,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> NameMap {
         let names: Vec<&str> = names.into_iter().collect();
         // `None`: the readable form; `Some(k)`: the hash with salt `k`.
         let mut salts: Vec<Option<u32>> = names
             .iter()
-            .map(|n| (!valid_name(provider, &candidate(provider, n))).then_some(0))
+            .map(|n| (!target.valid(&candidate(target, n))).then_some(0))
             .collect();
         let form = |i: usize, salt: Option<u32>| match salt {
-            None => candidate(provider, names[i]),
-            Some(k) => hashed(provider, names[i], k),
+            None => candidate(target, names[i]),
+            Some(k) => hashed(target, names[i], k),
         };
         let mut chosen: Vec<String> = (0..names.len()).map(|i| form(i, salts[i])).collect();
         // Every name whose form is shared moves on (readable → hash → salted hash)
@@ -148,7 +195,7 @@ impl NameMap {
     /// So a model that calls a tool by a name it was shown in any earlier list of
     /// the same `book` reaches that tool, or none: never a different one.
     pub(crate) fn assign<'a>(
-        provider: Provider,
+        target: Target,
         names: impl IntoIterator<Item = &'a str>,
         book: &mut NameMap,
     ) -> NameMap {
@@ -160,12 +207,12 @@ impl NameMap {
             .collect();
         if !newcomers.is_empty() {
             // Newcomers among themselves: as `new` names a fresh set.
-            let fresh = NameMap::new(provider, newcomers.iter().copied());
+            let fresh = NameMap::for_target(target, newcomers.iter().copied());
             for n in newcomers {
                 let mut chosen = fresh.to_provider(n).unwrap_or(n).to_owned();
                 let mut salt = 0;
-                while book.to_toolmark.contains_key(&chosen) || !valid_name(provider, &chosen) {
-                    chosen = hashed(provider, n, salt);
+                while book.to_toolmark.contains_key(&chosen) || !target.valid(&chosen) {
+                    chosen = hashed(target, n, salt);
                     salt += 1;
                 }
                 book.to_toolmark.insert(chosen.clone(), n.to_owned());
@@ -245,21 +292,70 @@ mod tests {
     #[test]
     fn a_name_once_given_stays_and_only_a_newcomer_gets_a_suffix() {
         let mut book = NameMap::default();
-        let first = NameMap::assign(Provider::Anthropic, ["a.b", "c"], &mut book);
+        let first = NameMap::assign(
+            Target::Provider(Provider::Anthropic),
+            ["a.b", "c"],
+            &mut book,
+        );
         assert_eq!(first.to_provider("a.b"), Some("a__b"));
         // `a__b` arrives: `a.b` keeps `a__b`, the newcomer gets a suffix.
-        let second = NameMap::assign(Provider::Anthropic, ["a.b", "a__b", "c"], &mut book);
+        let second = NameMap::assign(
+            Target::Provider(Provider::Anthropic),
+            ["a.b", "a__b", "c"],
+            &mut book,
+        );
         assert_eq!(second.to_provider("a.b"), Some("a__b"));
         let newcomer = second.to_provider("a__b").unwrap();
         assert!(newcomer.starts_with("a__b_") && newcomer.len() == 4 + SUFFIX);
         assert_eq!(second.to_toolmark("a__b"), Some("a.b"));
         // `a.b` leaves: its name is never given to another tool.
-        let third = NameMap::assign(Provider::Anthropic, ["a__b", "c"], &mut book);
+        let third = NameMap::assign(
+            Target::Provider(Provider::Anthropic),
+            ["a__b", "c"],
+            &mut book,
+        );
         assert_eq!(third.to_toolmark("a__b"), None);
         assert_eq!(third.to_provider("a__b"), Some(newcomer));
         // And it comes back under the same name.
-        let fourth = NameMap::assign(Provider::Anthropic, ["a.b"], &mut book);
+        let fourth = NameMap::assign(Target::Provider(Provider::Anthropic), ["a.b"], &mut book);
         assert_eq!(fourth.to_provider("a.b"), Some("a__b"));
+    }
+
+    #[test]
+    fn webmcp_names_keep_dots_and_cut_at_128() {
+        let long = format!("{}.tool", "s".repeat(200));
+        let m = NameMap::for_target(
+            Target::WebMcp,
+            [
+                "billing.cards.add",
+                "caf\u{e9}.x",
+                long.as_str(),
+                "a b",
+                "a_b",
+            ],
+        );
+        assert_eq!(
+            m.to_provider("billing.cards.add"),
+            Some("billing.cards.add")
+        );
+        let cafe = m.to_provider("caf\u{e9}.x").unwrap();
+        assert_eq!(cafe, "caf_.x");
+        let short = m.to_provider(&long).unwrap();
+        assert_eq!(short.len(), 128);
+        // `a b` and `a_b` would both be `a_b`: neither keeps it, both map back.
+        let (x, y) = (m.to_provider("a b").unwrap(), m.to_provider("a_b").unwrap());
+        assert_ne!(x, y);
+        for n in [
+            "billing.cards.add",
+            "caf\u{e9}.x",
+            long.as_str(),
+            "a b",
+            "a_b",
+        ] {
+            let w = m.to_provider(n).unwrap();
+            assert!(Target::WebMcp.valid(w), "{w}");
+            assert_eq!(m.to_toolmark(w), Some(n));
+        }
     }
 
     #[test]

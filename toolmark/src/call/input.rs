@@ -70,7 +70,7 @@ pub(crate) fn every_issue(
         return issues;
     };
     let failed_at = first.path.clone();
-    let Some(validator) = validator_for(&entry.info.input_schema) else {
+    let Some(validator) = validator_for(&entry.input_schema) else {
         return issues;
     };
     // Where the decode failed, or above it: the decode's message is the more

@@ -238,9 +238,18 @@ impl ToolEntry {
         SecretSet::of_call(
             &self.matcher(),
             input,
-            self.keys.as_ref(),
-            self.state_secrets.as_ref(),
+            self.keys.as_deref(),
+            self.state_secrets.as_deref(),
         )
+    }
+
+    /// [`secret_set`](Self::secret_set) of a held (deferred) input: rebuilt only for
+    /// a tool with sensitive paths or state.
+    pub(crate) fn secret_set_held(&self, input: &crate::confirm::store::HeldInput) -> SecretSet {
+        if !self.has_sensitive() {
+            return SecretSet::none();
+        }
+        self.secret_set(&input.to_value())
     }
 }
 
@@ -295,13 +304,19 @@ impl Inner {
                 // The remembered decisions (some in the store), then ask.
                 match Box::pin(remembered_gate(self, &entry, caller, ask)).await {
                     Gate::Done(outcome) => set.outcome(outcome),
-                    Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => set
-                        .outcome(
-                            Box::pin(crate::store::flow::defer(
-                                self, &entry, caller, input, decoded, ask,
-                            ))
-                            .await,
-                        ),
+                    Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
+                        match &self.shared {
+                            Some(shared) => {
+                                Box::pin(crate::confirm::deferred::defer_stored(
+                                    self, shared, &entry, caller, input, decoded, ask, &set,
+                                ))
+                                .await
+                            }
+                            None => crate::confirm::defer(
+                                self, &entry, caller, input, decoded, ask, &set,
+                            ),
+                        }
+                    }
                     Gate::Ask(ask) => {
                         self.confirm_and_run(entry, input, decoded, Some(ask), opts, set)
                             .await
@@ -453,9 +468,9 @@ impl Inner {
                     };
                 }
                 Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
-                    return Front::Done(set.outcome(crate::confirm::defer(
-                        self, &entry, caller, input, decoded, ask,
-                    )));
+                    return Front::Done(crate::confirm::defer(
+                        self, &entry, caller, input, decoded, ask, &set,
+                    ));
                 }
                 Gate::Ask(ask) => Some(ask),
             }
@@ -482,7 +497,7 @@ impl Inner {
             && !own_handler
             && self
                 .config
-                .lacks_approver(&entry.name, entry.effect, caller)
+                .lacks_approver(&entry.name, &entry.scope, entry.effect, caller)
         {
             self.emit(|| Event::MissingConfirmHandler {
                 tool: entry.name.to_string(),

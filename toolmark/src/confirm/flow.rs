@@ -1,5 +1,6 @@
-//! The confirmation steps of a call: deferred ([`defer`], `confirm_pending`),
-//! inline ([`inline_confirm`]) and mid-run ([`ctx_confirm`]).
+//! The confirmation steps of a call that wait on an answer in the call itself:
+//! inline ([`inline_confirm`]) and mid-run ([`ctx_confirm`]); and the pieces the
+//! deferred flow (`deferred.rs`) shares with them.
 
 use std::sync::Arc;
 
@@ -10,21 +11,21 @@ use tokio_util::sync::CancellationToken;
 
 use super::policy::{Answer, Approver, AskCtx};
 use super::remember::{person_check, remember};
-use super::store::{DropReason, HeldInput, Pending, PendingKind};
+use super::store::{DropReason, Pending, PendingKind, Quiet};
 use super::{
     diff_paths, new_confirm_id, Ask, ConfirmHandler, ConfirmRequest, ConfirmResult, Decision,
 };
 use crate::call::context::Deadline;
 use crate::call::{maybe_cancelled, safe_issues};
 use crate::event::Event;
-use crate::sensitive::{scrub, Matcher, Observed, SecretSet};
+use crate::sensitive::{Matcher, Observed, SecretSet, View};
 use crate::sync::lock;
 use crate::toolmark::{drop_refusal, Inner};
 use crate::tools::registry::ToolEntry;
 use crate::tools::summary::one_line;
 use crate::{
     Caller, Change, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext,
-    ToolError, Toolmark,
+    ToolError,
 };
 
 /// Takes a confirmation out of the store when the waiting side stops waiting, for
@@ -43,19 +44,15 @@ impl Drop for OpenGuard<'_> {
 struct Opened {
     id: String,
     expires_at: std::time::SystemTime,
-    summary: String,
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Keep an inline confirmation open (listed, answerable by `cancel_pending`), with
+/// what observers see of it (`view`, built by the call's secret set).
 fn open(
     inner: &Arc<Inner>,
     entry: &Arc<ToolEntry>,
     caller: Caller,
-    mode: ConfirmMode,
-    summary: String,
-    changes: Vec<super::Change>,
-    // `None`: a deferred input with nothing to redact, shown as is (kept once).
-    redacted_input: Option<Value>,
+    view: Observed<View>,
     kind: PendingKind,
     ask: AskCtx,
 ) -> Opened {
@@ -65,13 +62,9 @@ fn open(
         confirm_id: id.clone(),
         tool: entry.name.to_string(),
         caller,
-        mode,
-        summary: summary.clone(),
-        input: match (&redacted_input, &kind) {
-            (Some(shown), _) => shown.clone(),
-            (None, PendingKind::Deferred { input, .. }) => input.to_value(),
-            (None, PendingKind::Inline { .. }) => Value::Null,
-        },
+        mode: ConfirmMode::Inline,
+        summary: view.get().summary.clone(),
+        input: view.get().shown.clone().unwrap_or(Value::Null),
         expires_at,
     });
     let seq = inner.next_pending_seq();
@@ -80,18 +73,12 @@ fn open(
         id: Arc::from(id.as_str()),
         entry: Arc::clone(entry),
         caller,
-        summary: summary.clone(),
-        changes,
-        redacted_input,
+        view,
         expires_at,
         kind,
         ask,
     });
-    Opened {
-        id,
-        expires_at,
-        summary,
-    }
+    Opened { id, expires_at }
 }
 
 pub(crate) fn resolved(
@@ -136,195 +123,6 @@ pub(crate) fn restore_and_validate(
         .map_err(|r| safe_issues(r.issues, &matcher, original))
 }
 
-/// Deferred mode: store the call and return `needs_confirmation`; the tool has
-/// not run.
-pub(crate) fn defer(
-    inner: &Arc<Inner>,
-    entry: &Arc<ToolEntry>,
-    caller: Caller,
-    input: Value,
-    decoded: Decoded,
-    ask: AskCtx,
-) -> Outcome {
-    let matcher = entry.matcher();
-    // Nothing to redact: the input itself is what an approver sees.
-    let redacted = (!matcher.is_empty()).then(|| matcher.redact(&input));
-    let summary = entry.summary_for(&input, &matcher);
-    let changes = entry.changes_for(&input, &matcher);
-    let stale = entry.stale_check.as_ref().map(|f| f.start());
-    let opened = open(
-        inner,
-        entry,
-        caller,
-        ConfirmMode::Deferred,
-        summary,
-        changes.clone(),
-        redacted,
-        PendingKind::Deferred {
-            input: HeldInput::new(input),
-            // A dynamic tool's decoded value is a copy of the input: not kept twice.
-            decoded_is_input: decoded.is::<Value>(),
-            decoded: (!decoded.is::<Value>()).then_some(decoded),
-            stale,
-        },
-        ask,
-    );
-    Outcome::NeedsConfirmation {
-        confirm_id: opened.id,
-        summary: opened.summary,
-        changes,
-        expires_at: opened.expires_at,
-    }
-}
-
-impl Toolmark {
-    /// Answer a deferred confirmation. An approval runs the tool as caller
-    /// [`Human`](Caller::Human) (an edited input is restored and re-validated first)
-    /// and returns the run's outcome; a rejection returns `rejected` with the
-    /// reason. Either way the agent also gets a
-    /// [`BridgeMessage::Confirmed`]. An id that was used, expired or never existed
-    /// is `confirmation_expired`; an invalid edit is `invalid` and leaves the
-    /// confirmation open for another answer. While the tool's scope is hidden
-    /// (`when` false, here or above), any answer is refused `unknown_tool` and the
-    /// confirmation stays pending until the tool shows again or it expires
-    /// ([`cancel_pending`](Self::cancel_pending) withdraws it).
-    ///
-    /// `decision` may say who decided and whether to remember it
-    /// (`Decision::approve().by("user-42").remember(For::Session)`, see
-    /// [`policy`](crate::policy)). When the policy needs a person to approve this
-    /// call, an approval without an identity is refused `not_allowed` and the
-    /// confirmation stays open.
-    pub async fn confirm_pending(&self, confirm_id: &str, decision: impl Into<Answer>) -> Outcome {
-        let (decision, by, remember_for) = decision.into().into_parts();
-        let approver = Approver::app(by.as_deref());
-        let inner = &self.inner;
-        if let Some(shared) = &inner.shared {
-            return crate::store::flow::confirm_pending(
-                inner,
-                shared,
-                confirm_id,
-                decision,
-                &approver,
-                remember_for,
-            )
-            .await;
-        }
-        let taken = lock(&inner.pending).take_deferred(confirm_id);
-        let Some(mut p) = taken else {
-            return Outcome::refused(
-                RefusalCode::ConfirmationExpired,
-                "No confirmation is pending with this id: it was already used, it expired, or it never existed",
-            );
-        };
-        let entry = Arc::clone(&p.entry);
-        if inner.now() >= p.expires_at {
-            inner.drop_pending(p, DropReason::Expired);
-            return Outcome::Refused(drop_refusal(DropReason::Expired));
-        }
-        // A hidden tool is unknown, to an approver too: the confirmation waits (it
-        // is not used up) until the tool shows again or it expires.
-        if !entry.scope.visible() {
-            if entry.scope.is_disposed() {
-                inner.drop_pending(p, DropReason::ScopeDisposed);
-                return Outcome::Refused(drop_refusal(DropReason::ScopeDisposed));
-            }
-            lock(&inner.pending).reinsert(p);
-            return Outcome::Refused(hidden_refusal(&entry));
-        }
-        let bridge = |outcome: &Observed<Outcome>| {
-            inner
-                .send_bridge_with(|| Observed::confirmed(confirm_id, &entry.name, outcome.clone()));
-        };
-        if !decision.approved {
-            resolved(inner, confirm_id, &entry, &decision, Vec::new(), &approver);
-            remember(
-                inner,
-                &entry,
-                p.caller,
-                &p.ask,
-                remember_for,
-                false,
-                decision.reason.clone(),
-                &approver,
-            )
-            .await;
-            let outcome = SecretSet::none().outcome(Outcome::Refused(rejected(&decision)));
-            bridge(&outcome);
-            return outcome.into_inner();
-        }
-        if let Err(reason) = person_check(&p.ask, &approver) {
-            // Not an answer this call can take: it stays open for one that is.
-            lock(&inner.pending).reinsert(p);
-            return Outcome::refused(RefusalCode::NotAllowed, reason);
-        }
-        let PendingKind::Deferred {
-            input,
-            decoded,
-            decoded_is_input,
-            stale,
-        } = &mut p.kind
-        else {
-            return Outcome::refused(
-                RefusalCode::ConfirmationExpired,
-                "Not a deferred confirmation",
-            );
-        };
-        if let Some(check) = stale.as_ref() {
-            if let Err(refusal) = check() {
-                resolved(inner, confirm_id, &entry, &decision, Vec::new(), &approver);
-                let outcome = SecretSet::none().outcome(Outcome::Refused(refusal));
-                bridge(&outcome);
-                return outcome.into_inner();
-            }
-        }
-        let (run_input, run_decoded, edited) = match decision.input.clone() {
-            None => match decoded.take() {
-                Some(d) => (input.take_value(), d, Vec::new()),
-                None if *decoded_is_input => {
-                    let v = input.to_value();
-                    (v, Box::new(input.take_value()) as Decoded, Vec::new())
-                }
-                None => match inner.validate(&entry, input.to_value()) {
-                    Ok((v, d)) => (v, d, Vec::new()),
-                    Err(r) => return r.into(),
-                },
-            },
-            Some(edited) => match restore_and_validate(inner, &entry, &input.to_value(), edited) {
-                Ok((v, d)) => {
-                    let paths = diff_paths(&input.to_value(), &v);
-                    (v, d, paths)
-                }
-                Err(issues) => {
-                    // A refused decision does not use up the id.
-                    if entry.scope.is_disposed() {
-                        inner.drop_pending(p, DropReason::ScopeDisposed);
-                    } else {
-                        lock(&inner.pending).reinsert(p);
-                    }
-                    return Outcome::Refused(Refusal::invalid(issues));
-                }
-            },
-        };
-        let (caller, ask) = (p.caller, std::mem::take(&mut p.ask));
-        drop(p);
-        resolved(inner, confirm_id, &entry, &decision, edited, &approver);
-        remember(
-            inner,
-            &entry,
-            caller,
-            &ask,
-            remember_for,
-            true,
-            None,
-            &approver,
-        )
-        .await;
-        let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
-        bridge(&outcome);
-        outcome.into_inner()
-    }
-}
-
 impl Inner {
     /// The run an approval starts: caller human, no signal (so the no-signal
     /// deadline applies).
@@ -359,6 +157,8 @@ pub(crate) async fn inline_confirm(
     own: Option<Arc<dyn ConfirmHandler>>,
     ask: AskCtx,
 ) -> Result<(Value, Decoded), Outcome> {
+    // Dropped quietly if the call is not run (its `Drop` may panic).
+    let mut decoded = Quiet::new(decoded);
     // A call only a person of the app may approve is never put to its own client.
     let own = own.filter(|_| !ask.person);
     let approver_of = |by: Option<String>| match own {
@@ -379,18 +179,23 @@ pub(crate) async fn inline_confirm(
         ));
     };
     let matcher = entry.matcher();
-    let redacted = matcher.redact(&input);
     let summary = entry.summary_for(&input, &matcher);
     let changes = entry.changes_for(&input, &matcher);
+    let view = entry
+        .secret_set(&input)
+        .view(&matcher, &input, summary, changes, true);
+    let View {
+        summary,
+        changes,
+        shown,
+    } = view.get().clone();
+    let redacted = shown.unwrap_or(Value::Null);
     let (wake_tx, mut wake_rx) = oneshot::channel();
     let opened = open(
         inner,
         entry,
         caller,
-        ConfirmMode::Inline,
-        summary,
-        changes.clone(),
-        Some(redacted.clone()),
+        view,
         PendingKind::Inline {
             wake: Some(wake_tx),
         },
@@ -406,7 +211,7 @@ pub(crate) async fn inline_confirm(
             confirm_id: opened.id.clone(),
             tool: entry.name.to_string(),
             caller,
-            summary: opened.summary.clone(),
+            summary: summary.clone(),
             changes: changes.clone(),
             input: redacted.clone(),
             expires_at: opened.expires_at,
@@ -480,6 +285,9 @@ pub(crate) async fn inline_confirm(
                     &approver,
                 )
                 .await;
+                let Some(decoded) = decoded.take() else {
+                    return Err(Outcome::Error(ToolError::new("The call's input was lost")));
+                };
                 return Ok((input, decoded));
             }
             Some(edited) => match restore_and_validate(inner, entry, &input, edited) {
@@ -528,12 +336,6 @@ fn dotted_path(path: String) -> String {
         .join(".")
 }
 
-/// The approver's view of one side of a change: string leaves holding one of the
-/// run's secrets are scrubbed, like messages.
-fn shown_side(side: Option<Value>, secrets: &[String]) -> Option<Value> {
-    side.map(|v| crate::call::scrub_output(v, secrets))
-}
-
 /// `ctx.confirm`: never fails, never panics.
 pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResult {
     for change in &mut ask.changes {
@@ -561,27 +363,28 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
         }
     };
     let matcher: Matcher = entry.matcher();
-    let secrets = matcher.secrets(&call.input);
-    let changes: Vec<Change> = matcher
-        .redact_changes(&ask.changes)
-        .into_iter()
-        .map(|c| Change {
-            before: shown_side(c.before, &secrets),
-            after: shown_side(c.after, &secrets),
-            path: c.path,
-        })
-        .collect();
-    let summary = one_line(&scrub(&ask.summary, &secrets));
-    let redacted = matcher.redact(&call.input);
+    // The run's secret set: the changes and summary it asks about are scrubbed of
+    // it (a change's side holding a secret of the call too).
+    let set = entry.secret_set(&call.input);
+    let view = set.view(
+        &matcher,
+        &call.input,
+        one_line(&ask.summary),
+        matcher.redact_changes(&ask.changes),
+        true,
+    );
+    let View {
+        summary,
+        changes,
+        shown,
+    } = view.get().clone();
+    let redacted = shown.unwrap_or(Value::Null);
     let (wake_tx, wake_rx) = oneshot::channel();
     let opened = open(
         inner,
         entry,
         call.caller,
-        ConfirmMode::Inline,
-        summary,
-        changes.clone(),
-        Some(redacted.clone()),
+        view,
         PendingKind::Inline {
             wake: Some(wake_tx),
         },
@@ -597,7 +400,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
         confirm_id: opened.id.clone(),
         tool: entry.name.to_string(),
         caller: call.caller,
-        summary: opened.summary.clone(),
+        summary,
         changes,
         input: redacted,
         expires_at: opened.expires_at,
@@ -641,7 +444,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
         }
         Some(edited) => match entry.matcher().restore_changes(&ask.changes, edited) {
             Ok(changes) => {
-                let changes = unscrub_changes(changes, &ask.changes, &secrets);
+                let changes = unscrub_changes(changes, &ask.changes, &set);
                 let edited: Vec<String> = changes
                     .iter()
                     .filter(|c| !ask.changes.contains(c))
@@ -658,12 +461,8 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
 /// An approver who sends a change side back exactly as shown (scrubbed of the
 /// run's secrets) meant the original: give it back. Each edited change pairs with the
 /// first unused original of the same path, as the restore does.
-fn unscrub_changes(
-    mut edited: Vec<Change>,
-    original: &[Change],
-    secrets: &[String],
-) -> Vec<Change> {
-    if secrets.is_empty() {
+fn unscrub_changes(mut edited: Vec<Change>, original: &[Change], set: &SecretSet) -> Vec<Change> {
+    if set.is_empty() {
         return edited;
     }
     let mut used = vec![false; original.len()];
@@ -680,7 +479,7 @@ fn unscrub_changes(
             (&mut change.before, &orig.before),
             (&mut change.after, &orig.after),
         ] {
-            if side.is_some() && *side == shown_side(orig_side.clone(), secrets) {
+            if side.is_some() && *side == orig_side.clone().map(|v| set.scrub_value(v)) {
                 side.clone_from(orig_side);
             }
         }

@@ -8,10 +8,11 @@ use std::time::SystemTime;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::{Change, PendingConfirmation};
+use super::PendingConfirmation;
+use crate::sensitive::{Observed, View};
 use crate::tools::registry::ToolEntry;
 use crate::tools::spec::Decoded;
-use crate::{Caller, Refusal};
+use crate::Caller;
 
 /// Why an open confirmation was dropped without an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,7 +23,41 @@ pub(crate) enum DropReason {
     Shutdown,
 }
 
-pub(crate) type StaleFn = Box<dyn Fn() -> Result<(), Refusal> + Send + Sync>;
+/// A value of the app's (a decoded input) whose `Drop` may panic: dropped here,
+/// the panic is caught and logged, so it never escapes `confirm_pending`, a call,
+/// or the expiry sweeper.
+pub(crate) struct Quiet<T>(Option<T>);
+
+impl<T> Quiet<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Quiet(Some(value))
+    }
+
+    pub(crate) fn none() -> Self {
+        Quiet(None)
+    }
+
+    /// The value, moved out (it is the caller's to drop now).
+    pub(crate) fn take(&mut self) -> Option<T> {
+        self.0.take()
+    }
+}
+
+impl<T> Drop for Quiet<T> {
+    fn drop(&mut self) {
+        if let Some(value) = self.0.take() {
+            drop_quietly(value);
+        }
+    }
+}
+
+/// Drop `value`, catching a panic of its `Drop`.
+pub(crate) fn drop_quietly<T>(value: T) {
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(value)));
+    if dropped.is_err() {
+        tracing::error!(target: "toolmark", "dropping a held input panicked; the panic was caught");
+    }
+}
 
 /// A deferred call's input while it waits. A JSON object's map allocates a whole
 /// B-tree node (about 630 B) however few keys it has: the top-level entries are
@@ -83,9 +118,10 @@ pub(crate) enum PendingKind {
         input: HeldInput,
         /// `None` with `decoded_is_input`: the decoded value is the JSON input
         /// itself (a dynamic tool), kept once.
-        decoded: Option<Decoded>,
+        decoded: Quiet<Decoded>,
         decoded_is_input: bool,
-        stale: Option<StaleFn>,
+        /// The form (or wizard) version the call was made at.
+        form_version: Option<Vec<u64>>,
     },
     /// A call (or a `ctx.confirm`) waiting on the confirm handler: woken when the
     /// confirmation is dropped.
@@ -100,12 +136,9 @@ pub(crate) struct Pending {
     pub(crate) id: Arc<str>,
     pub(crate) entry: Arc<ToolEntry>,
     pub(crate) caller: Caller,
-    pub(crate) summary: String,
-    /// Redacted.
-    pub(crate) changes: Vec<Change>,
-    /// Redacted; `None` when it would equal the deferred input (a tool without
-    /// sensitive paths keeps one copy, not two).
-    pub(crate) redacted_input: Option<Value>,
+    /// What observers see of the call (built by its secret set); `shown: None`
+    /// when it would equal the deferred input (nothing to hide: one copy, not two).
+    pub(crate) view: Observed<View>,
     pub(crate) expires_at: SystemTime,
     pub(crate) kind: PendingKind,
     /// The policy's context: rule, person-only, session.
@@ -122,9 +155,9 @@ impl Pending {
             confirm_id: self.id.to_string(),
             tool: self.entry.name.to_string(),
             caller: self.caller,
-            summary: self.summary.clone(),
-            changes: self.changes.clone(),
-            input: match (&self.redacted_input, &self.kind) {
+            summary: self.view.get().summary.clone(),
+            changes: self.view.get().changes.clone(),
+            input: match (&self.view.get().shown, &self.kind) {
                 (Some(shown), _) => shown.clone(),
                 (None, PendingKind::Deferred { input, .. }) => input.to_value(),
                 (None, PendingKind::Inline { .. }) => Value::Null,

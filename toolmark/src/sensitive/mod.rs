@@ -80,7 +80,7 @@ pub(crate) use path::{PathError, Seg, SensitivePath};
 pub(crate) use redact::Matcher;
 pub(crate) use schema::{mark_write_only, resolve_path, NameMode};
 pub(crate) use secrets::{
-    bound, bounded, Observed, SecretSet, StateSecretsFn, MAX_ISSUE_CHARS, MAX_MESSAGE_CHARS,
+    bound, bounded, Observed, SecretSet, StateSecretsFn, View, MAX_ISSUE_CHARS, MAX_MESSAGE_CHARS,
     MAX_PATH_CHARS,
 };
 
@@ -95,9 +95,9 @@ pub(crate) fn resolve_all(
     paths
         .iter()
         .map(|p| {
-            let (text, mode) = match p.strip_prefix("json:") {
-                Some(rest) => (rest, NameMode::Json),
-                None => (p.as_str(), default),
+            let (text, mode) = match toolmark_syntax::path::split_json(p) {
+                (rest, true) => (rest, NameMode::Json),
+                (text, false) => (text, default),
             };
             SensitivePath::parse(text)
                 .map_err(|e| e.to_string())

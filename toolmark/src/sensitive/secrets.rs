@@ -115,6 +115,37 @@ impl Observed<crate::BridgeMessage> {
     }
 }
 
+/// What an approver, the pending list, the `confirmation_requested` event, a
+/// stored record and a `needs_confirmation` outcome show of a call waiting for
+/// confirmation. Only a [`SecretSet`] makes one (as [`Observed<View>`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct View {
+    /// The summary, one line, scrubbed and bounded.
+    pub(crate) summary: String,
+    /// The changes, redacted at sensitive paths, scrubbed, paths bounded.
+    pub(crate) changes: Vec<Change>,
+    /// The input, `"[redacted]"` at every sensitive path and every secret scrubbed
+    /// from the rest; `None`: the input itself (a call with no secret at all, whose
+    /// input is kept once).
+    pub(crate) shown: Option<Value>,
+}
+
+impl Observed<View> {
+    /// The `needs_confirmation` outcome of a kept call.
+    pub(crate) fn needs_confirmation(
+        &self,
+        confirm_id: &str,
+        expires_at: std::time::SystemTime,
+    ) -> Observed<Outcome> {
+        Observed(Outcome::NeedsConfirmation {
+            confirm_id: confirm_id.to_owned(),
+            summary: self.0.summary.clone(),
+            changes: self.0.changes.clone(),
+            expires_at,
+        })
+    }
+}
+
 /// The secrets of one call (see the [module docs](self)). Empty for a tool with
 /// no sensitive paths and no sensitive state: building and using it then costs
 /// nothing.
@@ -389,6 +420,54 @@ impl SecretSet {
             }
         }
         Observed(bound_keys(self.scrub_value(out)))
+    }
+
+    /// What observers of a call waiting for confirmation see (see [`View`]): the
+    /// input redacted by `matcher` (the tool's sensitive paths) and scrubbed of this
+    /// set, the `summary` and `changes` (already redacted at sensitive paths)
+    /// scrubbed and bounded. With nothing to hide (no sensitive path, no secret) and
+    /// `plain_copy` false, the input is not copied (`shown: None`).
+    pub(crate) fn view(
+        &self,
+        matcher: &Matcher,
+        input: &Value,
+        summary: String,
+        changes: Vec<Change>,
+        plain_copy: bool,
+    ) -> Observed<View> {
+        let hide = !matcher.is_empty() || !self.is_empty();
+        let shown = (hide || plain_copy).then(|| {
+            let redacted = if matcher.is_empty() {
+                input.clone()
+            } else {
+                matcher.redact(input)
+            };
+            bound_keys(self.scrub_value(redacted))
+        });
+        self.reviewed(View {
+            summary,
+            changes,
+            shown,
+        })
+    }
+
+    /// `view` made fit for observers: scrubbed of this set, bounded. A view opened
+    /// from a sealed record passes here again (with the empty set: it was scrubbed
+    /// when it was made, and the seal authenticates it), so every [`View`] a
+    /// surface reads comes out of a `SecretSet`.
+    pub(crate) fn reviewed(&self, view: View) -> Observed<View> {
+        let View {
+            mut summary,
+            changes,
+            shown,
+        } = view;
+        self.scrub_in_place(&mut summary);
+        bound(&mut summary, SUMMARY_CHARS);
+        Observed(View {
+            summary,
+            changes: self.changes(changes),
+            shown: shown.map(|v| self.scrub_value(v)),
+        })
     }
 
     /// Text fit for an observer.
