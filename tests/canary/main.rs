@@ -9,12 +9,17 @@
 //!
 //! `core_surfaces` runs 10,000 cases over the in-process surfaces (core calls by
 //! every caller, forms, wizards, the agent runner on all four providers with
-//! `record_io`); the expensive surfaces run fewer cases each: MCP over stdio and
-//! HTTP (feature `mcp`), rig (feature `rig`), the Redis store and its pub/sub
-//! (feature `redis`). `CANARY_CASES` overrides the number of core cases.
+//! `record_io`); the expensive surfaces run fewer cases each: the one deferred
+//! flow over a `MemoryStore` shared by two instances (`stores`: every byte the
+//! store is handed), WebMCP through its router (feature `webmcp`), MCP over stdio
+//! and HTTP (feature `mcp`), rig (feature `rig`), the Redis store and its pub/sub
+//! (feature `redis`; reported ignored without Redis, run in CI). `CANARY_CASES`
+//! overrides the number of cases of every property test.
 
 #[path = "../support/canary.rs"]
 mod canary;
+#[path = "../support/external.rs"]
+mod external;
 
 mod app;
 mod core;
@@ -24,6 +29,9 @@ mod mcp;
 mod redis;
 #[cfg(feature = "rig")]
 mod rig;
+mod stores;
+#[cfg(feature = "webmcp")]
+mod webmcp;
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -104,8 +112,24 @@ pub(crate) fn runner(default: u32) -> proptest::test_runner::TestRunner {
     })
 }
 
-/// Whether a test that needs an outside service (Redis) must fail when it is
-/// missing rather than say so loudly and skip.
-pub(crate) fn in_ci() -> bool {
-    std::env::var_os("CI").is_some()
+/// Without Redis the Redis canary is reported ignored, never `ok`; the in-process
+/// surfaces always run.
+#[test]
+fn the_redis_canary_is_reported_ignored_unless_redis_is_expected() {
+    let redis: &[&str] = if cfg!(feature = "redis") {
+        &[
+            "redis::redis_store_and_pub_sub",
+            "redis::redis_records_while_pending",
+        ]
+    } else {
+        &[]
+    };
+    external::assert_ignored_unless_expected(cfg!(toolmark_client = "redis"), redis);
+    let ignored = external::ignored_tests();
+    assert!(
+        !ignored
+            .iter()
+            .any(|t| !t.starts_with("redis::") && !t.starts_with("mcp::")),
+        "{ignored:?}"
+    );
 }

@@ -25,7 +25,13 @@
 //! an MCP result or notification, a refusal's issues, a recorded span argument — is
 //! built from the call's **secret set**, through one type, [`Observed`], that only a
 //! [`SecretSet`] can make. A surface never redacts on its own: it translates what
-//! that path produced.
+//! that path produced. A call waiting for confirmation has one such view, built
+//! once by its secret set ([`View`]: summary, changes, redacted input): what the
+//! approver is shown, the pending list, the `confirmation_requested` event, the
+//! `needs_confirmation` outcome and the record a confirmation store seals all read
+//! it; every answer's outcome (a rejection's reason, a re-validation's issues, the
+//! run's output) goes through the secret set of the held input before it reaches
+//! the caller, the bridge, or the other instances over the store's bus.
 //!
 //! What counts as a secret of a call (the values a tool's decode can read at a
 //! sensitive path):
@@ -57,7 +63,11 @@
 //! a tool writes to its own logs, files or services, or a panic message printed by a
 //! panic hook the app installs itself, is the app's; a secret shorter than the text
 //! around it may also blank out equal text elsewhere in the same outcome (erring on
-//! the safe side).
+//! the safe side); a secret quoted in a field that is not sensitive is shown
+//! scrubbed to an approver, and an approval that sends that edited input back runs
+//! with the scrubbed text there (what the approver saw is what runs); a
+//! dependency's own log of the raw request (rmcp's DEBUG lines of `tools/call`)
+//! does not pass through this path.
 
 mod keys;
 mod message;

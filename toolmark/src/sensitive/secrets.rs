@@ -345,11 +345,25 @@ impl SecretSet {
     }
 
     fn refusal(&self, mut r: Refusal) -> Refusal {
-        self.scrub_in_place(&mut r.message);
+        // The count a capped refusal ends with ("and 19980 more issues", "… (and
+        // 19999 more)") is the runtime's own text: a secret that happens to be a
+        // number (a value under an unlisted key) must not blank it out.
+        let count = count_tail(&r);
+        let (head, tail) = r
+            .message
+            .split_at(r.message.len() - count.map_or(0, |(m, _)| m));
+        let (mut head, tail) = (head.to_owned(), tail.to_owned());
+        self.scrub_in_place(&mut head);
+        head.push_str(&tail);
+        r.message = head;
         bound(&mut r.message, MAX_MESSAGE_CHARS);
         // Issues were made safe where they were found; this pass only scrubs and
         // bounds them again (it never rewrites a message twice).
+        let last = count
+            .and_then(|(_, issue)| issue)
+            .and_then(|_| r.issues.pop());
         r.issues = self.issues_with(r.issues, false);
+        r.issues.extend(last);
         r
     }
 
@@ -476,6 +490,36 @@ impl SecretSet {
     }
 }
 
+/// The runtime's count at the end of a capped `invalid` refusal: the length of its
+/// message's `" (and N more)"` suffix, and whether its last issue is the
+/// `"and N more issues"` one (only a refusal cut to the cap ends with it).
+fn count_tail(r: &Refusal) -> Option<(usize, Option<()>)> {
+    if r.code != crate::RefusalCode::Invalid {
+        return None;
+    }
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let suffix = r
+        .message
+        .rfind(" (and ")
+        .filter(|&at| {
+            r.message[at..]
+                .strip_prefix(" (and ")
+                .and_then(|t| t.strip_suffix(" more)"))
+                .is_some_and(digits)
+        })
+        .map_or(0, |at| r.message.len() - at);
+    let issue = (r.issues.len() == crate::call::outcome::MAX_ISSUES + 1
+        && r.issues.last().is_some_and(|i| {
+            i.path.is_empty()
+                && i.message
+                    .strip_prefix("and ")
+                    .and_then(|t| t.strip_suffix(" more issues"))
+                    .is_some_and(digits)
+        }))
+    .then_some(());
+    (suffix > 0 || issue.is_some()).then_some((suffix, issue))
+}
+
 /// `value` with every object key cut to [`MAX_PATH_CHARS`].
 fn bound_keys(value: Value) -> Value {
     match value {
@@ -559,6 +603,26 @@ mod tests {
         let out = SecretSet::none().outcome(Outcome::Refused(r)).into_inner();
         let text = serde_json::to_string(&out).unwrap();
         assert!(text.len() < 2_000, "{}", text.len());
+    }
+
+    #[test]
+    fn the_count_of_a_capped_refusal_is_not_taken_for_a_secret() {
+        let s = SecretSet::from_texts(Matcher::none(), vec!["30".to_owned()]);
+        let issues = (0..50)
+            .map(|i| Issue::new(format!("k{i}"), "unknown field"))
+            .collect();
+        let r = Refusal::invalid_capped(issues, 0);
+        let out = s.outcome(Outcome::Refused(r)).into_inner();
+        let r = out.refusal().unwrap();
+        assert!(r.message.ends_with("(and 49 more)"), "{}", r.message);
+        assert_eq!(r.issues.last().unwrap().message, "and 30 more issues");
+        // Elsewhere the secret is still scrubbed.
+        let plain = Refusal::new(crate::RefusalCode::Invalid, "got 30 (and 30 more)");
+        let out = s.outcome(Outcome::Refused(plain)).into_inner();
+        assert_eq!(
+            out.refusal().unwrap().message,
+            "got [redacted] (and 30 more)"
+        );
     }
 
     #[test]

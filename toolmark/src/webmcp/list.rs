@@ -174,4 +174,30 @@ mod tests {
             );
         }
     }
+
+    #[tokio::test]
+    async fn a_browser_name_keeps_its_tool_when_a_newcomer_would_take_it() {
+        let tm = Toolmark::builder().build().unwrap();
+        let read = |name: &str| {
+            crate::ToolSpec::new(name, "A tool")
+                .effect(Effect::Read)
+                .handler(|_ctx, input| async move { Ok(input) })
+        };
+        let scope = "s".repeat(200);
+        tm.scope(&scope).register(read("tool")).unwrap();
+        let long = format!("{scope}.tool");
+        let catalog = Catalog::new(tm.clone());
+        let first = catalog.listing();
+        let shown = first.names.to_provider(&long).unwrap().to_owned();
+        assert_eq!(shown.len(), 128);
+        // A tool registered later under exactly the name the page was shown.
+        tm.register(read(&shown), Default::default()).unwrap();
+        let second = catalog.listing();
+        assert!(second.version > first.version);
+        // The page's name still reaches the tool it was shown for, never the newcomer.
+        assert_eq!(second.names.to_toolmark(&shown), Some(long.as_str()));
+        let newcomer = second.names.to_provider(&shown).unwrap();
+        assert_ne!(newcomer, shown);
+        assert_eq!(second.names.to_toolmark(newcomer), Some(shown.as_str()));
+    }
 }
