@@ -133,7 +133,7 @@ fn redis_records_while_pending() {
             .tm
             .call(
                 "vault.pay",
-                json!({"holder": "Ada", "security_code": secret, "cards": [{"label": "a", "pan": number}]}),
+                json!({"holder": "Ada", "cvc": secret, "cards": [{"label": "a", "number": number}]}),
                 CallOptions::new(Caller::InApp),
             )
             .await;

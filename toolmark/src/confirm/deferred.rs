@@ -642,7 +642,7 @@ async fn answer(
     let set = entry.secret_set_held(&taken.d.input);
     let d = &taken.d;
     if !decision.approved {
-        resolved(inner, id, &entry, &decision, Vec::new(), approver);
+        resolved(inner, id, &entry, &decision, Vec::new(), approver, &set);
         remember(
             inner,
             &entry,
@@ -650,7 +650,7 @@ async fn answer(
             &d.ask,
             remember_for,
             false,
-            decision.reason.clone(),
+            decision.reason.as_deref().map(|r| set.text(r).into_inner()),
             approver,
         )
         .await;
@@ -665,7 +665,7 @@ async fn answer(
     }
     // A form (or wizard) changed since the call: `stale`.
     if entry.stale_check.as_ref().map(|c| c.version()) != d.form_version {
-        resolved(inner, id, &entry, &decision, Vec::new(), approver);
+        resolved(inner, id, &entry, &decision, Vec::new(), approver, &set);
         let outcome = set.outcome(Outcome::Refused(crate::forms::form::stale_refusal()));
         deliver(inner, shared, d, &outcome).await;
         return outcome;
@@ -706,7 +706,7 @@ async fn answer(
     // The decoded value stored with the call is not the one that runs (an edit).
     drop(taken.decoded.take().map(Quiet::new));
     let d = &taken.d;
-    resolved(inner, id, &entry, &decision, edited, approver);
+    resolved(inner, id, &entry, &decision, edited, approver, &set);
     remember(
         inner,
         &entry,

@@ -81,6 +81,9 @@ fn open(
     Opened { id, expires_at }
 }
 
+/// The `confirmation_resolved` event; the approver's reason goes through the call's
+/// secret set `set` (an approver may quote what it was asked about).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn resolved(
     inner: &Inner,
     id: &str,
@@ -88,13 +91,14 @@ pub(crate) fn resolved(
     decision: &Decision,
     edited: Vec<String>,
     approver: &Approver,
+    set: &SecretSet,
 ) {
     inner.emit(|| Event::ConfirmationResolved {
         confirm_id: id.to_owned(),
         tool: entry.name.to_string(),
         approved: decision.approved,
         edited_paths: edited,
-        reason: decision.reason.clone(),
+        reason: decision.reason.as_deref().map(|r| set.text(r).into_inner()),
         approver: approver.clone(),
     });
 }
@@ -181,9 +185,8 @@ pub(crate) async fn inline_confirm(
     let matcher = entry.matcher();
     let summary = entry.summary_for(&input, &matcher);
     let changes = entry.changes_for(&input, &matcher);
-    let view = entry
-        .secret_set(&input)
-        .view(&matcher, &input, summary, changes, true);
+    let set = entry.secret_set(&input);
+    let view = set.view(&matcher, &input, summary, changes, true);
     let View {
         summary,
         changes,
@@ -250,7 +253,15 @@ pub(crate) async fn inline_confirm(
             return Err(Outcome::Refused(drop_refusal(DropReason::Expired)));
         }
         if !decision.approved {
-            resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
+            resolved(
+                inner,
+                &opened.id,
+                entry,
+                &decision,
+                Vec::new(),
+                &approver,
+                &set,
+            );
             remember(
                 inner,
                 entry,
@@ -258,7 +269,7 @@ pub(crate) async fn inline_confirm(
                 &ask,
                 remember_for,
                 false,
-                decision.reason.clone(),
+                decision.reason.as_deref().map(|r| set.text(r).into_inner()),
                 &approver,
             )
             .await;
@@ -273,7 +284,15 @@ pub(crate) async fn inline_confirm(
         }
         match decision.input.clone() {
             None => {
-                resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
+                resolved(
+                    inner,
+                    &opened.id,
+                    entry,
+                    &decision,
+                    Vec::new(),
+                    &approver,
+                    &set,
+                );
                 remember(
                     inner,
                     entry,
@@ -293,7 +312,7 @@ pub(crate) async fn inline_confirm(
             Some(edited) => match restore_and_validate(inner, entry, &input, edited) {
                 Ok((v, d)) => {
                     let edited = diff_paths(&input, &v);
-                    resolved(inner, &opened.id, entry, &decision, edited, &approver);
+                    resolved(inner, &opened.id, entry, &decision, edited, &approver, &set);
                     remember(
                         inner,
                         entry,
@@ -429,7 +448,15 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
         return ConfirmResult::denied("confirmation_expired");
     }
     if !decision.approved {
-        resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
+        resolved(
+            inner,
+            &opened.id,
+            entry,
+            &decision,
+            Vec::new(),
+            &approver,
+            &set,
+        );
         return ConfirmResult::denied(
             decision
                 .reason
@@ -439,7 +466,15 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
     }
     match decision.input.clone() {
         None => {
-            resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
+            resolved(
+                inner,
+                &opened.id,
+                entry,
+                &decision,
+                Vec::new(),
+                &approver,
+                &set,
+            );
             ConfirmResult::approved(ask.changes)
         }
         Some(edited) => match entry.matcher().restore_changes(&ask.changes, edited) {
@@ -450,7 +485,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
                     .filter(|c| !ask.changes.contains(c))
                     .map(|c| c.path.clone())
                     .collect();
-                resolved(inner, &opened.id, entry, &decision, edited, &approver);
+                resolved(inner, &opened.id, entry, &decision, edited, &approver, &set);
                 ConfirmResult::approved(changes)
             }
             Err(_) => ConfirmResult::denied("invalid"),
