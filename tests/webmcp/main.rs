@@ -5,8 +5,8 @@
 #[allow(unreachable_pub)]
 mod app;
 mod browser;
+// `external.rs` allows its own dead code and `pub` items.
 #[path = "../support/external.rs"]
-#[allow(dead_code, unreachable_pub)]
 mod external;
 mod http;
 
