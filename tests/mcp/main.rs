@@ -7,13 +7,19 @@
 
 mod ask;
 mod conformance;
+mod elicit_path;
 #[path = "../support/external.rs"]
 mod external;
+mod fallback;
 mod http;
+mod load;
 mod logging;
+mod oversize;
 mod python;
+mod quiet_logs;
 
 mod session;
+mod typescript;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
