@@ -6,5 +6,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    toolmark_fuzz::check_path(data);
+    toolmark::__fuzz::check_path(data);
 });

@@ -2,11 +2,14 @@
 //! per provider (golden files), the name mapping (property test), the runner's
 //! rules, the official Python SDKs' types, and the OpenTelemetry GenAI spans.
 
+#[path = "../support/canary.rs"]
+mod canary;
 mod common;
 mod example;
 #[path = "../support/external.rs"]
 mod external;
 mod golden;
+mod hardening;
 mod names;
 mod otel;
 #[cfg(feature = "rig")]

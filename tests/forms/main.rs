@@ -6,6 +6,7 @@
 mod stores;
 
 mod fill;
+mod leaks;
 mod payloads;
 mod submit;
 mod undo;

@@ -2,6 +2,7 @@
 //! the adversarial review, through the public API only (the `#[tool]` macro and
 //! `ToolSpec`), with variants beside the reported example.
 
+mod bounds;
 mod leaks;
 mod limits;
 

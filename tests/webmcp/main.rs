@@ -5,6 +5,7 @@
 #[allow(unreachable_pub)]
 mod app;
 mod browser;
+// `external.rs` allows its own dead code and `pub` items.
 #[path = "../support/external.rs"]
 mod external;
 mod http;

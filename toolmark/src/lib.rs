@@ -123,6 +123,13 @@ pub mod webmcp;
 
 pub use crate::forms::{form, wizard};
 
+/// The entry points of the fuzz targets in `fuzz/` (feature `fuzz`): not part of
+/// the public API.
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+#[path = "fuzz.rs"]
+pub mod __fuzz;
+
 #[doc(hidden)]
 pub mod __private {
     pub use crate::tools::private::*;

@@ -16,6 +16,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::confirm::store::{Cap, DropReason, Pending, PendingKind, PendingStore, PerCaller};
 use crate::event::{bridge_channel, Bridge, BridgeMessage, BridgeSender, Event, Events};
 use crate::scope::ScopeNode;
+use crate::sensitive::{Observed, SecretSet};
 use crate::sync::lock;
 use crate::tools::registry::{prepare, ToolEntry};
 use crate::{
@@ -678,13 +679,21 @@ impl Toolmark {
         self.inner.version.load(Ordering::Acquire)
     }
 
-    /// `input` for a call to `tool`, with the tool's sensitive values replaced by
-    /// `"[redacted]"` — the same redaction approvers and events get. `None` when no
-    /// visible tool has that name. For adapters that record a call's arguments
-    /// (traces, logs).
+    /// `input` for a call to `tool` as an observer may see it, built from the
+    /// call's secret set: `"[redacted]"` at every sensitive path and under every key
+    /// the tool's input schema does not list (serde may read an alias into a
+    /// sensitive field), every other string scrubbed of the call's secrets, object
+    /// keys bounded. `None` when no visible tool has that name. For adapters that
+    /// record a call's arguments (traces, logs).
     pub fn redact_input(&self, tool: &str, input: &Value) -> Option<Value> {
         let entry = self.inner.lookup(tool)?;
-        Some(entry.matcher().redact(input))
+        let input = normalize_input(input.clone());
+        Some(
+            entry
+                .secret_set(&input)
+                .arguments(&input, entry.keys.as_deref())
+                .into_inner(),
+        )
     }
 
     /// Subscribe to [`Event`]s (a broadcast: a lagging subscriber loses the oldest).
@@ -993,18 +1002,20 @@ impl Inner {
         let _ = self.events.send(event);
     }
 
-    pub(crate) fn send_bridge(&self, msg: BridgeMessage) {
+    /// Send `msg` to every bridge subscriber. Only an [`Observed`] message can be
+    /// sent: it was built from the call's secret set.
+    pub(crate) fn send_bridge(&self, msg: Observed<BridgeMessage>) {
         self.send_bridge_with(|| msg);
     }
 
     /// [`send_bridge`](Self::send_bridge), the message built only when a bridge is
     /// open.
-    pub(crate) fn send_bridge_with(&self, make: impl FnOnce() -> BridgeMessage) {
+    pub(crate) fn send_bridge_with(&self, make: impl FnOnce() -> Observed<BridgeMessage>) {
         let mut subs = lock(&self.bridge);
         if subs.is_empty() {
             return;
         }
-        let msg = make();
+        let msg = make().into_inner();
         subs.retain(|tx| tx.send(msg.clone()));
     }
 
@@ -1068,10 +1079,10 @@ impl Inner {
                 }
             }
             PendingKind::Deferred { .. } => {
-                self.send_bridge_with(|| BridgeMessage::Confirmed {
-                    confirm_id: p.id.to_string(),
-                    tool,
-                    outcome: Outcome::Refused(drop_refusal(reason)),
+                self.send_bridge_with(|| {
+                    // Fixed messages: nothing of the call is in them.
+                    let outcome = SecretSet::none().outcome(Outcome::Refused(drop_refusal(reason)));
+                    Observed::confirmed(&p.id, &tool, outcome)
                 });
             }
         }

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::schema::{clean, limit_description, optional_names, strict};
+use super::schema::{clean, limit_description, strict};
 use super::{AgentOptions, Converted, Provider, ToolEntry};
+use crate::sensitive::{bounded, MAX_PATH_CHARS};
 use crate::{Outcome, RefusalCode, ToolInfo};
 
 /// Convert one tool, named `name` for the provider.
@@ -33,11 +34,7 @@ pub(crate) fn convert_tool(
     } else {
         (cleaned, false)
     };
-    let nullable = if is_strict {
-        optional_names(&info.input_schema)
-    } else {
-        Vec::new()
-    };
+    let strict_schema = is_strict.then(|| Arc::clone(&info.input_schema));
     let def = match provider {
         Provider::OpenAiChat if options.strict => json!({
             "type": "function",
@@ -70,8 +67,7 @@ pub(crate) fn convert_tool(
         converted: Converted {
             tool: info.name.clone(),
             description,
-            strict: is_strict,
-            nullable,
+            strict_schema,
         },
     }
 }
@@ -136,7 +132,11 @@ pub(crate) fn result_block(
         Value::String(s) if outcome.is_ok() => s.clone(),
         other => other.to_string(),
     };
-    let id = call_id.unwrap_or_default();
+    // What the model wrote comes back bounded (a valid id or name is far shorter).
+    let id = bounded(call_id.unwrap_or_default(), MAX_PATH_CHARS);
+    let id = id.as_ref();
+    let name = bounded(name, MAX_PATH_CHARS);
+    let name = name.as_ref();
     match provider {
         Provider::OpenAiChat => json!({"role": "tool", "tool_call_id": id, "content": text}),
         Provider::OpenAiResponses => {
@@ -149,7 +149,7 @@ pub(crate) fn result_block(
         Provider::Gemini => {
             let key = if is_error(outcome) { "error" } else { "output" };
             let mut part = json!({"name": name, "response": {key: payload}});
-            if let Some(id) = call_id {
+            if call_id.is_some() {
                 part["id"] = json!(id);
             }
             json!({"functionResponse": part})

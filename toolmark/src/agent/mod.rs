@@ -43,11 +43,23 @@
 //! - **Names**: `scope.sub.tool` mapped to the provider's pattern (dots become `__`
 //!   for OpenAI and Anthropic; Gemini keeps them), shortened to 64 characters with a
 //!   stable hash suffix when needed, collision-free within the manifest, and mapped
-//!   back exactly ([`NameMap`]).
+//!   back exactly ([`NameMap`]). A name once shown keeps its tool for the life of the
+//!   `AgentTools`: when a tool arrives whose readable name is taken, only the
+//!   newcomer gets a suffix, and a name whose tool left never comes to mean another.
+//!   A name that is not in the list the model was given (a Toolmark name, a hidden
+//!   tool, a made-up one) is refused `unknown_tool`.
+//! - **Conversations**: one `AgentTools` per conversation. Its
+//!   [`bridge_message`](AgentTools::bridge_message) answers only for the
+//!   confirmations its own calls asked for (another conversation's, or an unknown
+//!   id, gives `None`), and [`AgentOptions::session`] keeps "this session" decisions
+//!   to it.
 //! - **Schemas**: `$schema` dropped; sensitive (`writeOnly`) fields described as
 //!   sensitive; with [`AgentOptions::strict`], OpenAI's strict mode for every tool
 //!   whose schema can be made strict ([`ToolList::not_strict`] says why the others
-//!   cannot, and each is logged as a `tracing` warning, target `toolmark`).
+//!   cannot, and each is logged as a `tracing` warning, target `toolmark`). Strict
+//!   mode makes every optional property required and nullable; the runner drops the
+//!   `null` a model sends for one, by its position in the schema (`lines[].tags` too),
+//!   and keeps a `null` at a property the tool requires (the decode then says so).
 //! - **Results**: `needs_confirmation` becomes a result telling the model that the
 //!   action waits for the user (with the redacted summary) and not to retry;
 //!   [`AgentTools::bridge_message`] turns the later decision into a message for the
@@ -71,6 +83,7 @@ use rustc_hash::FxHashMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use self::names::Target;
 pub use self::names::{valid_name, NameMap};
 pub use self::run::{CallRecord, ToolCallRequest, ToolRun};
 use crate::sync::lock;
@@ -133,9 +146,20 @@ pub struct AgentOptions {
     pub strict: bool,
     /// A description limit of your own, in characters (default: the provider's).
     pub max_description: Option<usize>,
-    /// Record each call's arguments (redacted) and result on its span
+    /// Record each call's arguments and result on its span
     /// (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`). Default `false`.
+    /// Both are what an observer may see of the call: built from the call's secret
+    /// set after its decode, so `"[redacted]"` at every sensitive path and under
+    /// every key the input schema does not list (an alias of a sensitive field),
+    /// and no secret of the call anywhere else.
     pub record_io: bool,
+    /// The conversation these tools serve, as a session id (see
+    /// [`CallOptions::session`](crate::CallOptions::session)): a decision an
+    /// approver remembers [`For::Session`](crate::policy::For::Session) on a call of
+    /// this conversation covers later calls of this conversation only. Give each
+    /// conversation its own. `None` (default): calls share the toolmark's one
+    /// session, as plain [`Toolmark::call`]s without a session do.
+    pub session: Option<String>,
 }
 
 impl Default for AgentOptions {
@@ -145,6 +169,7 @@ impl Default for AgentOptions {
             strict: false,
             max_description: None,
             record_io: false,
+            session: None,
         }
     }
 }
@@ -156,10 +181,9 @@ pub(crate) struct Converted {
     pub(crate) tool: String,
     /// The description as sent.
     pub(crate) description: String,
-    /// Whether it was sent in strict mode.
-    pub(crate) strict: bool,
-    /// Optional property names whose `null` the runner drops (strict tools only).
-    pub(crate) nullable: Vec<String>,
+    /// A strict tool's input schema: the runner drops the `null` a model sends for
+    /// a property this schema does not require, at that position only.
+    pub(crate) strict_schema: Option<Arc<Value>>,
 }
 
 /// One tool's conversion, reused by later lists while the tool keeps its schema
@@ -196,8 +220,13 @@ struct NameIndex {
 }
 
 impl NameIndex {
-    fn new(provider: Provider, manifest: &[ToolInfo]) -> NameIndex {
-        let map = NameMap::new(provider, manifest.iter().map(|t| t.name.as_str()));
+    /// The names of `manifest`: those `book` gave before kept, newcomers named.
+    fn new(provider: Provider, manifest: &[ToolInfo], book: &mut NameMap) -> NameIndex {
+        let map = NameMap::assign(
+            Target::Provider(provider),
+            manifest.iter().map(|t| t.name.as_str()),
+            book,
+        );
         let mut position = FxHashMap::default();
         position.reserve(manifest.len());
         for (i, t) in manifest.iter().enumerate() {
@@ -223,11 +252,14 @@ impl NameIndex {
 }
 
 /// What a conversion keeps for the next one: each tool's conversion (tools no
-/// longer in the manifest are dropped) and the names.
+/// longer in the manifest are dropped), the names, and every name given so far
+/// (kept for the life of the [`AgentTools`]: a name shown once never stands for
+/// another tool).
 #[derive(Debug, Default)]
 struct ConvertCache {
     entries: FxHashMap<String, Arc<ToolEntry>>,
     names: Option<Arc<NameIndex>>,
+    book: NameMap,
 }
 
 /// A manifest converted for one provider; built once per
@@ -255,7 +287,7 @@ impl ToolList {
     ) -> ToolList {
         let names = match &cache.names {
             Some(n) if n.same_names(manifest) => Arc::clone(n),
-            _ => Arc::new(NameIndex::new(provider, manifest)),
+            _ => Arc::new(NameIndex::new(provider, manifest, &mut cache.book)),
         };
         let mut old = std::mem::take(&mut cache.entries);
         let mut kept = FxHashMap::default();
@@ -576,16 +608,19 @@ mod tests {
         tm.scope("a").register(spec("b", "Dotted", "x")).unwrap();
         let agent = AgentTools::new(&tm, Provider::Anthropic);
         assert_eq!(agent.tool_list().definitions()[0]["name"], "a__b");
-        // `a__b` has the same readable form: both now get hash suffixes, and the
-        // definition of `a.b` carries its new name.
+        // `a__b` has the same readable form: `a.b` keeps the name it was shown
+        // under, the newcomer gets a hash suffix.
         tm.register(spec("a__b", "Underscored", "y"), Default::default())
             .unwrap();
         let list = agent.tool_list();
+        assert_eq!(list.names().to_toolmark("a__b"), Some("a.b"));
         for d in list.definitions() {
             let name = d["name"].as_str().unwrap();
-            assert_ne!(name, "a__b");
             let tool = list.names().to_toolmark(name).unwrap();
             assert_eq!(list.converted(name).unwrap().tool, tool);
+            if tool == "a__b" {
+                assert!(name.starts_with("a__b_"), "{name}");
+            }
         }
     }
 

@@ -185,6 +185,52 @@ impl NameMap {
         map
     }
 
+    /// The mapping for `names` (Toolmark full names, distinct) that keeps every
+    /// name `book` gave before: a tool named before keeps its provider name, and a
+    /// provider name `book` holds is never given to another tool, even one that came
+    /// after that tool left. Only newcomers get new names (readable when that form is
+    /// valid and free, else a stable hash suffix, salted until free); `book` learns
+    /// them.
+    ///
+    /// So a model that calls a tool by a name it was shown in any earlier list of
+    /// the same `book` reaches that tool, or none: never a different one.
+    pub(crate) fn assign<'a>(
+        target: Target,
+        names: impl IntoIterator<Item = &'a str>,
+        book: &mut NameMap,
+    ) -> NameMap {
+        let names: Vec<&str> = names.into_iter().collect();
+        let newcomers: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| !book.to_provider.contains_key(*n))
+            .collect();
+        if !newcomers.is_empty() {
+            // Newcomers among themselves: as `new` names a fresh set.
+            let fresh = NameMap::for_target(target, newcomers.iter().copied());
+            for n in newcomers {
+                let mut chosen = fresh.to_provider(n).unwrap_or(n).to_owned();
+                let mut salt = 0;
+                while book.to_toolmark.contains_key(&chosen) || !target.valid(&chosen) {
+                    chosen = hashed(target, n, salt);
+                    salt += 1;
+                }
+                book.to_toolmark.insert(chosen.clone(), n.to_owned());
+                book.to_provider.insert(n.to_owned(), chosen);
+            }
+        }
+        let mut map = NameMap::default();
+        map.to_provider.reserve(names.len());
+        map.to_toolmark.reserve(names.len());
+        for n in names {
+            if let Some(p) = book.to_provider.get(n) {
+                map.to_toolmark.insert(p.clone(), n.to_owned());
+                map.to_provider.insert(n.to_owned(), p.clone());
+            }
+        }
+        map
+    }
+
     /// The provider's name for a Toolmark tool.
     pub fn to_provider(&self, toolmark_name: &str) -> Option<&str> {
         self.to_provider.get(toolmark_name).map(String::as_str)
@@ -241,6 +287,38 @@ mod tests {
         // Stable: the same set in another order gives the same names.
         let again = NameMap::new(Provider::Anthropic, ["a__b", "a.b"]);
         assert_eq!(again.to_provider("a.b"), Some(x));
+    }
+
+    #[test]
+    fn a_name_once_given_stays_and_only_a_newcomer_gets_a_suffix() {
+        let mut book = NameMap::default();
+        let first = NameMap::assign(
+            Target::Provider(Provider::Anthropic),
+            ["a.b", "c"],
+            &mut book,
+        );
+        assert_eq!(first.to_provider("a.b"), Some("a__b"));
+        // `a__b` arrives: `a.b` keeps `a__b`, the newcomer gets a suffix.
+        let second = NameMap::assign(
+            Target::Provider(Provider::Anthropic),
+            ["a.b", "a__b", "c"],
+            &mut book,
+        );
+        assert_eq!(second.to_provider("a.b"), Some("a__b"));
+        let newcomer = second.to_provider("a__b").unwrap();
+        assert!(newcomer.starts_with("a__b_") && newcomer.len() == 4 + SUFFIX);
+        assert_eq!(second.to_toolmark("a__b"), Some("a.b"));
+        // `a.b` leaves: its name is never given to another tool.
+        let third = NameMap::assign(
+            Target::Provider(Provider::Anthropic),
+            ["a__b", "c"],
+            &mut book,
+        );
+        assert_eq!(third.to_toolmark("a__b"), None);
+        assert_eq!(third.to_provider("a__b"), Some(newcomer));
+        // And it comes back under the same name.
+        let fourth = NameMap::assign(Target::Provider(Provider::Anthropic), ["a.b"], &mut book);
+        assert_eq!(fourth.to_provider("a.b"), Some("a__b"));
     }
 
     #[test]

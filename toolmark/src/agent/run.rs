@@ -8,9 +8,10 @@ use tracing::field::Empty;
 use tracing::Instrument;
 
 use super::format::{decision_text, result_block, result_messages, result_payload, text_message};
-use super::schema::drop_nulls;
+use super::schema::drop_optional_nulls;
 use super::{AgentTools, Provider, Waiting};
-use crate::{BridgeMessage, CallOptions, Issue, Outcome, Refusal};
+use crate::sensitive::{bounded, MAX_PATH_CHARS};
+use crate::{BridgeMessage, CallOptions, Issue, Outcome, Refusal, RefusalCode};
 
 /// One tool call the model asked for.
 #[derive(Clone, Debug, PartialEq)]
@@ -200,15 +201,18 @@ impl AgentTools {
         let runs = calls.into_iter().map(|call| {
             let list = &list;
             async move {
+                // Only a name of the list the model was given names a tool: any
+                // other is `unknown_tool`, never a tool of the same Toolmark name.
                 let converted = list.converted(&call.name);
                 let tool = converted.map_or_else(|| call.name.clone(), |c| c.tool.clone());
+                let shown_tool = bounded(&tool, MAX_PATH_CHARS);
                 let span = tracing::info_span!(
                     target: "toolmark::agent",
                     "execute_tool",
-                    otel.name = %format_args!("execute_tool {tool}"),
+                    otel.name = %format_args!("execute_tool {shown_tool}"),
                     otel.kind = "internal",
                     gen_ai.operation.name = "execute_tool",
-                    gen_ai.tool.name = %tool,
+                    gen_ai.tool.name = %shown_tool,
                     gen_ai.tool.call.id = Empty,
                     gen_ai.tool.type = "function",
                     gen_ai.tool.description = Empty,
@@ -217,31 +221,47 @@ impl AgentTools {
                     error.type = Empty,
                 );
                 if let Some(id) = &call.id {
-                    span.record("gen_ai.tool.call.id", id.as_str());
+                    span.record("gen_ai.tool.call.id", bounded(id, MAX_PATH_CHARS).as_ref());
                 }
                 if let Some(c) = converted {
                     span.record("gen_ai.tool.description", c.description.as_str());
                 }
-                let outcome = match call.arguments {
-                    Err(message) => {
+                let outcome = match (call.arguments, converted) {
+                    (_, None) => Outcome::refused(
+                        RefusalCode::UnknownTool,
+                        format!(
+                            "No tool named `{}` is available now",
+                            bounded(&call.name, 120)
+                        ),
+                    ),
+                    (Err(message), Some(_)) => {
                         Outcome::Refused(Refusal::invalid(vec![Issue::new("", message)]))
                     }
-                    Ok(mut input) => {
-                        if let Some(c) = converted.filter(|c| c.strict) {
-                            drop_nulls(&mut input, &c.nullable);
+                    (Ok(mut input), Some(c)) => {
+                        if let Some(schema) = &c.strict_schema {
+                            drop_optional_nulls(&mut input, schema);
                         }
-                        if self.options.record_io {
-                            if let Some(redacted) = self.tm.redact_input(&tool, &input) {
+                        // Recorded after the call, from its secret set (so what the
+                        // decode may read under an alias key is redacted too).
+                        let recorded = self.options.record_io.then(|| input.clone());
+                        let mut options = CallOptions::new(self.options.caller);
+                        if let Some(session) = &self.options.session {
+                            options = options.session(session.clone());
+                        }
+                        let outcome = self
+                            .tm
+                            .call(&c.tool, input, options)
+                            .instrument(span.clone())
+                            .await;
+                        if let Some(input) = recorded {
+                            if let Some(observed) = self.tm.redact_input(&c.tool, &input) {
                                 span.record(
                                     "gen_ai.tool.call.arguments",
-                                    redacted.to_string().as_str(),
+                                    observed.to_string().as_str(),
                                 );
                             }
                         }
-                        self.tm
-                            .call(&tool, input, CallOptions::new(self.options.caller))
-                            .instrument(span.clone())
-                            .await
+                        outcome
                     }
                 };
                 if let Some(e) = error_type(&outcome) {
@@ -285,6 +305,12 @@ impl AgentTools {
     /// rejected, expired or dropped. A user-role text message; append it before
     /// the model's next turn.
     ///
+    /// Only for a confirmation this `AgentTools` issued (a call its
+    /// [`run`](Self::run) answered with "waiting for the user"), once: the bridge
+    /// carries every conversation's decisions, and one conversation never receives
+    /// another's result. Any other message (another conversation's, an unknown or
+    /// already answered id) gives `None`.
+    ///
     /// ```
     /// # use toolmark::agent::{AgentTools, Provider};
     /// # async fn demo(tm: toolmark::Toolmark, agent: AgentTools) {
@@ -304,18 +330,10 @@ impl AgentTools {
                 tool,
                 outcome,
             } => {
-                let waiting = self.take_waiting(confirm_id);
-                let name = match &waiting {
-                    Some(w) => w.provider_name.clone(),
-                    None => self
-                        .tool_list()
-                        .names()
-                        .to_provider(tool)
-                        .unwrap_or(tool)
-                        .to_owned(),
-                };
-                let call_id = waiting.as_ref().and_then(|w| w.call_id.as_deref());
-                let text = decision_text(&name, call_id, outcome);
+                let _ = tool;
+                let waiting = self.take_waiting(confirm_id)?;
+                let text =
+                    decision_text(&waiting.provider_name, waiting.call_id.as_deref(), outcome);
                 Some(text_message(self.provider, &text))
             }
             #[allow(unreachable_patterns)]

@@ -292,63 +292,87 @@ fn make_nullable(prop: &mut Value) {
     }
 }
 
-/// The property names the runner may drop when the model sends `null` for them:
-/// those that some object of the schema declares optional and none requires.
-pub(crate) fn optional_names(schema: &Value) -> Vec<String> {
-    let mut optional = FxHashSet::default();
-    let mut required = FxHashSet::default();
-    collect_names(schema, &mut optional, &mut required);
-    let mut out: Vec<String> = optional.difference(&required).cloned().collect();
-    out.sort();
+/// How deep [`drop_optional_nulls`] follows the input (as deep as the input limits
+/// let a call go).
+const MAX_NULL_DEPTH: usize = 128;
+
+/// Drop the `null`s a strict-mode model sends for properties it was told are
+/// optional, by schema position: a `"key": null` goes when `schema`, at that
+/// object, lists `key` and does not require it (nested too: `lines[].tags`). The
+/// same name required elsewhere, or a `null` at a required property, is kept
+/// (the decode then says what is wrong).
+pub(crate) fn drop_optional_nulls(value: &mut Value, schema: &Value) {
+    drop_at(value, &[schema], schema, 0);
+}
+
+/// Follow `$ref` (local, `#/...`) and the branches of `allOf`/`anyOf`/`oneOf` from
+/// `nodes`: every schema a value at this position is checked against.
+fn expand<'s>(nodes: &[&'s Value], root: &'s Value) -> Vec<&'s Value> {
+    let mut out: Vec<&Value> = Vec::new();
+    let mut work: Vec<(&Value, usize)> = nodes.iter().map(|n| (*n, 0)).collect();
+    while let Some((node, depth)) = work.pop() {
+        if depth > 32 || out.iter().any(|n| std::ptr::eq(*n, node)) {
+            continue;
+        }
+        let Value::Object(map) = node else { continue };
+        out.push(node);
+        if let Some(target) = map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(|pointer| root.pointer(pointer))
+        {
+            work.push((target, depth + 1));
+        }
+        for key in ["allOf", "anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = map.get(key) {
+                work.extend(branches.iter().map(|b| (b, depth + 1)));
+            }
+        }
+    }
     out
 }
 
-fn collect_names(node: &Value, optional: &mut FxHashSet<String>, required: &mut FxHashSet<String>) {
-    match node {
-        Value::Object(map) => {
-            let req: FxHashSet<&str> = map
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if let Some(Value::Object(props)) = map.get("properties") {
-                for (name, prop) in props {
-                    if req.contains(name.as_str()) {
-                        required.insert(name.clone());
-                    } else {
-                        optional.insert(name.clone());
-                    }
-                    collect_names(prop, optional, required);
-                }
-            }
-            for (k, v) in map {
-                if k != "properties" && k != "enum" && k != "const" && k != "required" {
-                    if k == "$defs" || k == "definitions" {
-                        if let Value::Object(defs) = v {
-                            defs.values()
-                                .for_each(|d| collect_names(d, optional, required));
-                        }
-                    } else {
-                        collect_names(v, optional, required);
-                    }
-                }
-            }
-        }
-        Value::Array(items) => items
-            .iter()
-            .for_each(|i| collect_names(i, optional, required)),
-        _ => {}
+fn drop_at(value: &mut Value, nodes: &[&Value], root: &Value, depth: usize) {
+    if depth > MAX_NULL_DEPTH {
+        return;
     }
-}
-
-/// Drop `"key": null` for the given optional property names, at every depth.
-pub(crate) fn drop_nulls(value: &mut Value, names: &[String]) {
+    let expanded = expand(nodes, root);
     match value {
         Value::Object(map) => {
-            map.retain(|k, v| !(v.is_null() && names.binary_search(k).is_ok()));
-            map.values_mut().for_each(|v| drop_nulls(v, names));
+            // Optional here: some schema at this position lists the key and does
+            // not require it, and none requires it.
+            let required = |key: &str| {
+                expanded.iter().any(|n| {
+                    n.get("required")
+                        .and_then(Value::as_array)
+                        .is_some_and(|r| r.iter().any(|k| k.as_str() == Some(key)))
+                })
+            };
+            let listed = |key: &str| {
+                expanded
+                    .iter()
+                    .any(|n| n.get("properties").and_then(|p| p.get(key)).is_some())
+            };
+            map.retain(|k, v| !(v.is_null() && listed(k) && !required(k)));
+            for (k, v) in map.iter_mut() {
+                let children: Vec<&Value> = expanded
+                    .iter()
+                    .filter_map(|n| n.get("properties").and_then(|p| p.get(k.as_str())))
+                    .collect();
+                if !children.is_empty() {
+                    drop_at(v, &children, root, depth + 1);
+                }
+            }
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| drop_nulls(v, names)),
+        Value::Array(items) => {
+            let children: Vec<&Value> = expanded.iter().filter_map(|n| n.get("items")).collect();
+            if !children.is_empty() {
+                for item in items {
+                    drop_at(item, &children, root, depth + 1);
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -408,16 +432,36 @@ mod tests {
     }
 
     #[test]
-    fn nulls_of_optional_names_are_dropped() {
+    fn nulls_of_optional_properties_are_dropped_by_schema_position() {
         let schema = json!({
             "type": "object",
-            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
-            "required": ["a"]
+            "properties": {
+                "a": {"type": "string"},
+                "b": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "lines": {"type": "array", "items": {"$ref": "#/$defs/Line"}},
+                "pick": {"anyOf": [{"$ref": "#/$defs/Line"}, {"type": "null"}]}
+            },
+            "required": ["a", "tags"],
+            "$defs": {"Line": {
+                "type": "object",
+                "properties": {"sku": {"type": "string"}, "tags": {"type": "array"}},
+                "required": ["sku"]
+            }}
         });
-        let names = optional_names(&schema);
-        assert_eq!(names, vec!["b".to_owned()]);
-        let mut v = json!({"a": null, "b": null});
-        drop_nulls(&mut v, &names);
-        assert_eq!(v, json!({"a": null}));
+        let mut v = json!({
+            "a": null, "b": null, "tags": null,
+            "lines": [{"sku": null, "tags": null}, {"sku": "x", "tags": ["t"]}],
+            "pick": {"sku": "y", "tags": null}
+        });
+        drop_optional_nulls(&mut v, &schema);
+        assert_eq!(
+            v,
+            json!({
+                "a": null, "tags": null,
+                "lines": [{"sku": null}, {"sku": "x", "tags": ["t"]}],
+                "pick": {"sku": "y"}
+            })
+        );
     }
 }

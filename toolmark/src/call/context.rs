@@ -297,13 +297,18 @@ impl CallShared {
         self.reach.as_ref().and_then(|r| r.client.clone())
     }
 
-    /// The call's sensitive values, to scrub what a run sends out (none for a
-    /// tool without sensitive paths).
-    pub(crate) fn secrets(&self) -> Vec<String> {
+    /// The call's secret set, to scrub what a run sends out (empty for a tool
+    /// without sensitive paths or state).
+    pub(crate) fn secret_set(&self) -> crate::sensitive::SecretSet {
         match self.entry() {
-            Some(e) if e.has_sensitive() => e.matcher().secrets(&self.input),
-            _ => Vec::new(),
+            Some(e) => e.secret_set(&self.input),
+            None => crate::sensitive::SecretSet::none(),
         }
+    }
+
+    /// The call's secrets as text (see [`secret_set`](Self::secret_set)).
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        self.secret_set().texts().to_vec()
     }
 
     pub(crate) fn tool(&self) -> &str {
@@ -469,11 +474,12 @@ impl ToolContext {
     /// ```
     pub fn log(&self, level: LogLevel, message: impl Into<String>) {
         let message = message.into();
-        let secrets = self.call.secrets();
-        let message = if secrets.is_empty() {
+        let set = self.call.secret_set();
+        // The one way out: the message an observer reads is built by the secret set.
+        let message = if set.is_empty() {
             message
         } else {
-            scrub(&message, &secrets)
+            set.text(&message).into_inner()
         };
         let tool = self.call.tool();
         match self.call.reach.as_ref().and_then(|r| r.log.as_ref()) {

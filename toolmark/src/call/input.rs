@@ -58,6 +58,115 @@ pub(crate) fn decode_typed<T: DeserializeOwned>(
     }
 }
 
+/// Every issue of an input the tool's decode refused: the decode's own (its first
+/// failure, then the unknown fields it met), then every other field the input
+/// schema finds wrong, so a model fixes them all in one round trip. A problem at
+/// the path of the decode's failure, or above it, is the decode's to tell (its
+/// message is the more precise); one at another path is added once.
+pub(crate) fn every_issue(
+    entry: &crate::tools::registry::ToolEntry,
+    input: &Value,
+    mut issues: Vec<Issue>,
+) -> Vec<Issue> {
+    // Only a decode that failed on a value: unknown fields alone are all listed.
+    let Some(first) = issues.first().filter(|i| i.message != "unknown field") else {
+        return issues;
+    };
+    let failed_at = first.path.clone();
+    let Some(validator) = validator_for(&entry.input_schema) else {
+        return issues;
+    };
+    // Where the decode failed, or above it: the decode's message is the more
+    // precise (a missing field is a problem of its own wherever it is).
+    let decode_tells = |issue: &Issue| {
+        if issue.message.starts_with("missing field") {
+            return false;
+        }
+        let path = issue.path.as_str();
+        let above = path.is_empty()
+            || failed_at
+                .strip_prefix(path)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'));
+        let inside = !failed_at.is_empty()
+            && path
+                .strip_prefix(failed_at.as_str())
+                .is_some_and(|rest| rest.starts_with('.'));
+        above || inside
+    };
+    for e in validator.iter_errors(input) {
+        let path = e
+            .instance_path()
+            .iter()
+            .map(|seg| match seg {
+                jsonschema::paths::LocationSegment::Property(p) => p.to_string(),
+                jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
+            })
+            .collect::<Vec<String>>()
+            .join(".");
+        let found: Vec<Issue> = match e.kind() {
+            jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
+                // A key serde already refused (`deny_unknown_fields`) is told once.
+                let told = |key: &str| {
+                    let quoted = format!("unknown field `{key}`");
+                    issues.iter().any(|i| i.message.starts_with(&quoted))
+                };
+                unexpected
+                    .iter()
+                    .filter(|key| !told(key))
+                    .map(|key| {
+                        let at = if path.is_empty() {
+                            key.clone()
+                        } else {
+                            format!("{path}.{key}")
+                        };
+                        Issue::new(at, "unknown field")
+                    })
+                    .collect()
+            }
+            jsonschema::error::ValidationErrorKind::Required { property } => {
+                let name = property.as_str().unwrap_or_default();
+                vec![Issue::new(path.clone(), format!("missing field `{name}`"))]
+            }
+            // `masked` never quotes the instance value.
+            _ => vec![Issue::new(path.clone(), e.masked().to_string())],
+        };
+        for issue in found {
+            let seen = issues
+                .iter()
+                .any(|i| i.path == issue.path && i.message == issue.message);
+            if !seen && !decode_tells(&issue) {
+                issues.push(issue);
+            }
+        }
+        if issues.len() > crate::call::outcome::MAX_ISSUES * 4 {
+            break;
+        }
+    }
+    issues
+}
+
+/// The JSON Schema validator of a tool's input schema, compiled on the first
+/// refused input and kept for the next (a few dozen schemas at most).
+fn validator_for(schema: &std::sync::Arc<Value>) -> Option<std::sync::Arc<jsonschema::Validator>> {
+    use std::sync::{Arc, Mutex};
+    type Cache = Vec<(Arc<Value>, Arc<jsonschema::Validator>)>;
+    static CACHE: Mutex<Cache> = Mutex::new(Vec::new());
+    const KEEP: usize = 64;
+    if let Some((_, v)) = crate::sync::lock(&CACHE)
+        .iter()
+        .find(|(s, _)| Arc::ptr_eq(s, schema))
+    {
+        return Some(Arc::clone(v));
+    }
+    let validator = Arc::new(jsonschema::validator_for(schema).ok()?);
+    let mut cache = crate::sync::lock(&CACHE);
+    if cache.len() >= KEEP {
+        cache.remove(0);
+    }
+    cache.push((Arc::clone(schema), Arc::clone(&validator)));
+    Some(validator)
+}
+
 /// Whether serde can ignore no property of an input with this schema: every
 /// object schema in it is closed (`additionalProperties: false`, as
 /// `#[serde(deny_unknown_fields)]` makes it) or a map (`additionalProperties: {…}`).

@@ -49,7 +49,7 @@ use crate::call::outcome::MAX_ISSUES;
 use crate::confirm::remember::{before_asking, remembered_gate, Gate};
 use crate::event::Event;
 use crate::scope::ScopeNode;
-use crate::sensitive::{scrub, withhold_value, Matcher};
+use crate::sensitive::{Matcher, Observed, SecretSet};
 use crate::toolmark::{normalize_input, Inner};
 use crate::tools::registry::ToolEntry;
 use crate::{
@@ -199,69 +199,58 @@ fn short(name: &str) -> &str {
     }
 }
 
-/// Issues at sensitive locations never quote the value; no issue carries a secret.
+/// Issues at sensitive locations never quote the value; no issue carries a secret
+/// of `input` (whose sensitive paths are `matcher`).
 pub(crate) fn safe_issues(issues: Vec<Issue>, matcher: &Matcher, input: &Value) -> Vec<Issue> {
-    if matcher.is_empty() {
-        return issues;
-    }
-    withhold_in(issues, matcher, &matcher.secrets(input))
+    SecretSet::of_call(matcher, input, None, None).issues(issues)
 }
 
-/// The `invalid` refusal for `issues` about `input`: cut to the first few (the
-/// rest counted), then kept free of secrets.
-pub(crate) fn refuse_issues(mut issues: Vec<Issue>, matcher: &Matcher, input: &Value) -> Refusal {
+/// The `invalid` refusal for `issues`: cut to the first few (the rest counted),
+/// then kept free of the call's secrets.
+pub(crate) fn refuse_issues(mut issues: Vec<Issue>, set: &SecretSet) -> Refusal {
     let more = issues.len().saturating_sub(MAX_ISSUES);
     issues.truncate(MAX_ISSUES);
-    Refusal::invalid_capped(safe_issues(issues, matcher, input), more)
+    Refusal::invalid_capped(set.issues(issues), more)
 }
 
 /// A tool's error with the secrets of `input` scrubbed from its message and issues.
-pub(crate) fn scrub_error(mut e: ToolError, matcher: &Matcher, input: &Value) -> ToolError {
-    if matcher.is_empty() {
-        return e;
-    }
-    let secrets = matcher.secrets(input);
-    e.message = scrub(&e.message, &secrets);
-    e.issues = withhold_in(e.issues, matcher, &secrets);
-    e
+pub(crate) fn scrub_error(e: ToolError, matcher: &Matcher, input: &Value) -> ToolError {
+    SecretSet::of_call(matcher, input, None, None).error(e)
 }
 
-/// A tool's output with the call's `secrets` scrubbed from every string (values
-/// and object keys): a string equal to a secret becomes `"[redacted]"`, and a
-/// secret inside a longer string is replaced there. Numbers and booleans are kept;
-/// a transformed secret (upper-cased, sliced, encoded) cannot be recognized.
+/// A value with the call's `secrets` scrubbed from every string (values and object
+/// keys), as [`SecretSet::scrub_value`] does.
 pub(crate) fn scrub_output(output: Value, secrets: &[String]) -> Value {
     if secrets.is_empty() {
         return output;
     }
-    match output {
-        Value::String(s) => Value::String(scrub(&s, secrets)),
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|v| scrub_output(v, secrets))
-                .collect(),
-        ),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (scrub(&k, secrets), scrub_output(v, secrets)))
-                .collect(),
-        ),
-        other => other,
-    }
+    SecretSet::from_texts(Matcher::none(), secrets.to_vec()).scrub_value(output)
 }
 
-fn withhold_in(mut issues: Vec<Issue>, matcher: &Matcher, secrets: &[String]) -> Vec<Issue> {
-    for issue in &mut issues {
-        if matcher.matches(&issue.path) {
-            issue.message = withhold_value(&issue.message);
+impl ToolEntry {
+    /// The secret set of a call of this tool with `input` (see
+    /// [`SecretSet`]): nothing to build for a tool without sensitive paths or state.
+    #[inline]
+    pub(crate) fn secret_set(&self, input: &Value) -> SecretSet {
+        if !self.has_sensitive() {
+            return SecretSet::none();
         }
-        issue.message = scrub(&issue.message, secrets);
-        if let Some(path) = matcher.redact_location(&issue.path) {
-            issue.path = path;
-        }
+        SecretSet::of_call(
+            &self.matcher(),
+            input,
+            self.keys.as_deref(),
+            self.state_secrets(),
+        )
     }
-    issues
+
+    /// [`secret_set`](Self::secret_set) of a held (deferred) input: rebuilt only for
+    /// a tool with sensitive paths or state.
+    pub(crate) fn secret_set_held(&self, input: &crate::confirm::store::HeldInput) -> SecretSet {
+        if !self.has_sensitive() {
+            return SecretSet::none();
+        }
+        self.secret_set(&input.to_value())
+    }
 }
 
 /// What steps 1–4 decided.
@@ -276,9 +265,10 @@ enum Front {
         decoded: Decoded,
         /// Ask inline first, with this context.
         ask: Option<crate::confirm::policy::AskCtx>,
+        set: SecretSet,
     },
     /// Done already: refused, or `needs_confirmation`.
-    Done(Outcome),
+    Done(Observed<Outcome>),
     /// A call to answer with the remembered decisions of the toolmark's
     /// confirmation store, or ask (deferred: put it in the store).
     Store {
@@ -286,10 +276,14 @@ enum Front {
         input: Value,
         decoded: Decoded,
         ask: crate::confirm::policy::AskCtx,
+        set: SecretSet,
     },
 }
 
 impl Inner {
+    /// A call, end to end. Every way it can end is an [`Observed`] outcome, built
+    /// through the call's secret set; the plain value is taken out only here, as it
+    /// leaves.
     pub(crate) async fn call(
         self: &Arc<Self>,
         name: &str,
@@ -305,35 +299,36 @@ impl Inner {
                 input,
                 decoded,
                 ask,
+                set,
             } => {
                 // The remembered decisions (some in the store), then ask.
                 match Box::pin(remembered_gate(self, &entry, caller, ask)).await {
-                    Gate::Done(outcome) => outcome,
+                    Gate::Done(outcome) => set.outcome(outcome),
                     Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
                         match &self.shared {
                             Some(shared) => {
                                 Box::pin(crate::confirm::deferred::defer_stored(
-                                    self, shared, &entry, caller, input, decoded, ask,
+                                    self, shared, &entry, caller, input, decoded, ask, &set,
                                 ))
                                 .await
                             }
-                            None => {
-                                crate::confirm::defer(self, &entry, caller, input, decoded, ask)
-                            }
+                            None => crate::confirm::defer(
+                                self, &entry, caller, input, decoded, ask, &set,
+                            ),
                         }
                     }
                     Gate::Ask(ask) => {
-                        self.confirm_and_run(entry, input, decoded, Some(ask), opts)
+                        self.confirm_and_run(entry, input, decoded, Some(ask), opts, set)
                             .await
                     }
                     Gate::Run => {
-                        self.confirm_and_run(entry, input, decoded, None, opts)
+                        self.confirm_and_run(entry, input, decoded, None, opts, set)
                             .await
                     }
                 }
             }
             Front::Ready { held, fut } => {
-                self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested)
+                self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, None)
                     .await
             }
             Front::Run {
@@ -341,8 +336,13 @@ impl Inner {
                 input,
                 decoded,
                 ask,
-            } => self.confirm_and_run(entry, input, decoded, ask, opts).await,
+                set,
+            } => {
+                self.confirm_and_run(entry, input, decoded, ask, opts, set)
+                    .await
+            }
         };
+        let outcome: Outcome = outcome.into_inner();
         self.call_finished(name, caller, started, &outcome);
         outcome
     }
@@ -355,8 +355,10 @@ impl Inner {
         decoded: Decoded,
         ask: Option<crate::confirm::policy::AskCtx>,
         opts: CallOptions,
-    ) -> Outcome {
+        set: SecretSet,
+    ) -> Observed<Outcome> {
         let caller = opts.caller;
+        let asked = ask.is_some();
         let confirmed = if let Some(ask) = ask {
             // Boxed: keeps the hot path's future small.
             Box::pin(crate::confirm::inline_confirm(
@@ -376,6 +378,8 @@ impl Inner {
         match confirmed {
             // 5–7. enqueue, run, outcome
             Ok((input, decoded)) => {
+                // An approver may have edited the input: its secrets are the run's.
+                let set = if asked { None } else { Some(set) };
                 let run = Arc::clone(&entry.run);
                 let held = self.hold(
                     entry,
@@ -386,10 +390,10 @@ impl Inner {
                     input,
                 );
                 let fut = run(held.ctx(), decoded);
-                self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested)
+                self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, set)
                     .await
             }
-            Err(outcome) => outcome,
+            Err(outcome) => set.outcome(outcome),
         }
     }
 
@@ -418,37 +422,41 @@ impl Inner {
     fn front(self: &Arc<Self>, name: &str, input: Value, opts: &CallOptions) -> Front {
         let caller = opts.caller;
         if self.is_shut_down() {
-            return Front::Done(Outcome::refused(
+            return Front::Done(Observed::fixed(
                 RefusalCode::Cancelled,
                 "The app has shut down",
             ));
         }
         // 1. lookup
         let Some(entry) = self.lookup(name) else {
-            return Front::Done(Outcome::refused(
+            return Front::Done(SecretSet::none().outcome(Outcome::refused(
                 RefusalCode::UnknownTool,
                 format!("No tool named `{}` is available now", short(name)),
-            ));
+            )));
         };
+        let input = normalize_input(input);
         // 2. allow
         if let Err(r) = self.allow(&entry, caller, opts.confirm.is_some()) {
-            return Front::Done(r.into());
+            return Front::Done(entry.secret_set(&input).outcome(r.into()));
         }
         let inline = entry.guarded() && caller != Caller::Human;
         // 3. validate — in one step with building the run, when nothing needs
-        // confirming and the tool can (one allocation fewer)
+        // confirming and the tool can (one allocation fewer); the call's secret set
+        // is read where an outcome is built (a refusal here, the run's end there)
         if !inline && entry.prepare.is_some() {
             return self.validate_ready(entry, input, opts);
         }
-        let (input, decoded) = match self.validate(&entry, input) {
+        // The call's secret set: every outcome below is built through it.
+        let set = entry.secret_set(&input);
+        let (input, decoded) = match self.validate_with(&entry, input, &set) {
             Ok(v) => v,
-            Err(r) => return Front::Done(r.into()),
+            Err(r) => return Front::Done(set.outcome(r.into())),
         };
         // 4. confirm: the policy and remembered decisions first, then ask
         let ask = if inline {
             match before_asking(self, &entry, caller, opts.session.as_deref()) {
                 Gate::Run => None,
-                Gate::Done(outcome) => return Front::Done(outcome),
+                Gate::Done(outcome) => return Front::Done(set.outcome(outcome)),
                 // With a store, the remembered decisions are looked up there.
                 Gate::Ask(ask) if self.shared.is_some() => {
                     return Front::Store {
@@ -456,11 +464,12 @@ impl Inner {
                         input,
                         decoded,
                         ask,
+                        set,
                     };
                 }
                 Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
                     return Front::Done(crate::confirm::defer(
-                        self, &entry, caller, input, decoded, ask,
+                        self, &entry, caller, input, decoded, ask, &set,
                     ));
                 }
                 Gate::Ask(ask) => Some(ask),
@@ -473,6 +482,7 @@ impl Inner {
             input,
             decoded,
             ask,
+            set,
         }
     }
 
@@ -506,7 +516,12 @@ impl Inner {
 
     /// Object shape and limits; whether the decode must track unknown fields.
     #[inline]
-    fn check_shape(&self, entry: &ToolEntry, input: &Value) -> Result<bool, Refusal> {
+    fn check_shape(
+        &self,
+        entry: &ToolEntry,
+        input: &Value,
+        set: Option<&SecretSet>,
+    ) -> Result<bool, Refusal> {
         if !input.is_object() {
             return Err(Refusal::invalid(vec![Issue::new(
                 "",
@@ -523,7 +538,10 @@ impl Inner {
         if let Some(keys) = &entry.keys {
             let found = keys.check(input, MAX_ISSUES);
             if !found.issues.is_empty() {
-                let issues = safe_issues(found.issues, &entry.matcher(), input);
+                let issues = match set {
+                    Some(set) => set.issues(found.issues),
+                    None => entry.secret_set(input).issues(found.issues),
+                };
                 return Err(Refusal::invalid_capped(issues, found.more));
             }
         }
@@ -537,19 +555,33 @@ impl Inner {
         input: Value,
     ) -> Result<(Value, Decoded), Refusal> {
         let input = normalize_input(input);
-        let track = self.check_shape(entry, &input)?;
+        let set = entry.secret_set(&input);
+        self.validate_with(entry, input, &set)
+    }
+
+    /// [`validate`](Self::validate) of a normalized `input` whose secret set is `set`.
+    fn validate_with(
+        &self,
+        entry: &ToolEntry,
+        input: Value,
+        set: &SecretSet,
+    ) -> Result<(Value, Decoded), Refusal> {
+        let track = self.check_shape(entry, &input, Some(set))?;
         match (entry.decode)(&input, !track) {
             Ok(decoded) => Ok((input, decoded)),
-            Err(issues) => Err(refuse_issues(issues, &entry.matcher(), &input)),
+            Err(issues) => Err(refuse_issues(
+                crate::call::input::every_issue(entry, &input, issues),
+                set,
+            )),
         }
     }
 
-    /// Validate and build the run in one step (`ToolEntry::prepare`).
+    /// Validate and build the run in one step (`ToolEntry::prepare`). A refusal is
+    /// built through the call's secret set, read then.
     fn validate_ready(&self, entry: Arc<ToolEntry>, input: Value, opts: &CallOptions) -> Front {
-        let input = normalize_input(input);
-        let track = match self.check_shape(&entry, &input) {
+        let track = match self.check_shape(&entry, &input, None) {
             Ok(t) => t,
-            Err(r) => return Front::Done(r.into()),
+            Err(r) => return Front::Done(entry.secret_set(&input).outcome(r.into())),
         };
         let held = self.hold(
             entry,
@@ -560,8 +592,14 @@ impl Inner {
             input,
         );
         let shared = held.get();
-        let Some(prepare) = shared.entry().and_then(|e| e.prepare.as_ref()) else {
-            return Front::Done(Outcome::refused(
+        let Some(entry) = shared.entry() else {
+            return Front::Done(Observed::fixed(
+                RefusalCode::Cancelled,
+                "internal: a call without a tool",
+            ));
+        };
+        let Some(prepare) = entry.prepare.as_ref() else {
+            return Front::Done(Observed::fixed(
                 RefusalCode::Cancelled,
                 "internal: no prepare step",
             ));
@@ -569,8 +607,9 @@ impl Inner {
         match prepare(&shared.input, !track, held.ctx()) {
             Ok(fut) => Front::Ready { held, fut },
             Err(issues) => {
-                let matcher = shared.entry().map_or_else(Matcher::none, |e| e.matcher());
-                Front::Done(refuse_issues(issues, &matcher, &shared.input).into())
+                let set = entry.secret_set(&shared.input);
+                let issues = crate::call::input::every_issue(entry, &shared.input, issues);
+                Front::Done(set.outcome(refuse_issues(issues, &set).into()))
             }
         }
     }
@@ -688,43 +727,56 @@ impl Inner {
         progress: Option<ProgressFn>,
         input: Value,
         decoded: Decoded,
-    ) -> Outcome {
+    ) -> Observed<Outcome> {
         let run = Arc::clone(&entry.run);
         let held = self.hold(entry, caller, signal.as_ref(), progress, None, input);
         let fut = run(held.ctx(), decoded);
-        self.run_call(held.get(), fut, signal.as_ref(), false).await
+        self.run_call(held.get(), fut, signal.as_ref(), false, None)
+            .await
     }
 
-    /// Steps 5–7: queue, run, outcome.
+    /// Steps 5–7: queue, run, outcome. `set` is the call's secret set when it is
+    /// known already (else it is read from the run's input).
     async fn run_call(
         &self,
         shared: &CallShared,
         fut: ToolFuture,
         signal: Option<&CancellationToken>,
         nested: bool,
-    ) -> Outcome {
+        set: Option<SecretSet>,
+    ) -> Observed<Outcome> {
         let Some(entry) = shared.entry() else {
-            return Outcome::refused(RefusalCode::Cancelled, "internal: a call without a tool");
+            return Observed::fixed(RefusalCode::Cancelled, "internal: a call without a tool");
         };
+        let set = set.unwrap_or_else(|| entry.secret_set(&shared.input));
         let node = &entry.scope;
         let _permit = match self.acquire(node, signal, nested).await {
             Ok(p) => p,
-            Err(r) => return r.into(),
+            Err(r) => return set.outcome(r.into()),
         };
         self.emit(|| Event::CallStarted {
             tool: entry.name.to_string(),
             caller: shared.caller,
         });
-        // The call's secrets, for its panic messages and its output (only a tool
-        // with sensitive paths pays for them).
-        let secrets: Option<Arc<[String]>> = entry
-            .has_sensitive()
-            .then(|| entry.matcher().secrets(&shared.input).into());
+        // The call's secrets, for its panic messages (only a tool with sensitive
+        // paths or state has any).
         let end = self
-            .run_guarded(node, shared, signal, secrets.as_ref(), fut)
+            .run_guarded(node, shared, signal, set.shared_texts(), fut)
             .await;
-        finish(end, shared, || entry.matcher(), secrets.as_deref())
+        // The state a tool works on may have changed while the call waited or ran
+        // (the user typed another card): its secrets now are secrets of the outcome.
+        let set = match entry.state_secrets() {
+            Some(state) => set.with_more(read_state(state)),
+            None => set,
+        };
+        finish(end, &set)
     }
+}
+
+/// The secrets of a tool's state now; a panicking reader gives none (the set still
+/// holds those read before the run).
+fn read_state(state: &crate::sensitive::StateSecretsFn) -> Vec<String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| state())).unwrap_or_default()
 }
 
 fn disposed(node: &ScopeNode) -> Refusal {

@@ -11,17 +11,8 @@ use crate::payload::Change;
 pub(crate) const MAX_ISSUES: usize = 20;
 
 /// The most characters one issue message keeps (a longer one ends in `…`).
-pub(crate) const MAX_ISSUE_CHARS: usize = 300;
+pub(crate) const MAX_ISSUE_CHARS: usize = crate::sensitive::MAX_ISSUE_CHARS;
 
-/// Cut `message` to [`MAX_ISSUE_CHARS`] characters, never inside a character.
-fn cap_message(message: &mut String) {
-    let mut starts = message.char_indices().map(|(i, _)| i);
-    // The start of the last character kept whole is where `…` goes.
-    if let (Some(cut), Some(_)) = (starts.nth(MAX_ISSUE_CHARS - 1), starts.next()) {
-        message.truncate(cut);
-        message.push('…');
-    }
-}
 pub use crate::payload::Issue;
 
 /// Why a call was refused. Serialized snake_case (`"unknown_tool"`).
@@ -113,7 +104,9 @@ impl Refusal {
         let more = more + issues.len().saturating_sub(MAX_ISSUES);
         issues.truncate(MAX_ISSUES);
         for issue in &mut issues {
-            cap_message(&mut issue.message);
+            // What the caller sent (key names, values) comes back bounded.
+            crate::sensitive::bound(&mut issue.message, MAX_ISSUE_CHARS);
+            crate::sensitive::bound(&mut issue.path, crate::sensitive::MAX_PATH_CHARS);
         }
         let message = match issues.split_first() {
             None => "Invalid input".to_owned(),
@@ -125,6 +118,8 @@ impl Refusal {
         if more > 0 {
             issues.push(Issue::new("", format!("and {more} more issues")));
         }
+        let mut message = message;
+        crate::sensitive::bound(&mut message, crate::sensitive::MAX_MESSAGE_CHARS);
         Refusal {
             code: RefusalCode::Invalid,
             message,

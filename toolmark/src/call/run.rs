@@ -18,10 +18,9 @@ use tokio::time::Instant;
 use super::context::CallShared;
 use super::current::RunMarker;
 use super::sync_run::SyncBusy;
-use super::{scrub_error, scrub_output};
 use crate::event::Event;
 use crate::scope::ScopeNode;
-use crate::sensitive::Matcher;
+use crate::sensitive::{Observed, SecretSet};
 use crate::toolmark::Inner;
 use crate::{Outcome, RefusalCode, ToolError};
 
@@ -43,13 +42,13 @@ impl Inner {
         node: &ScopeNode,
         shared: &CallShared,
         signal: Option<&CancellationToken>,
-        secrets: Option<&Arc<[String]>>,
+        secrets: Option<Arc<[String]>>,
         fut: F,
     ) -> RunEnd
     where
         F: Future<Output = Result<Value, ToolError>> + Send,
     {
-        let secrets = secrets.filter(|_| self.config.scrub_panics).cloned();
+        let secrets = secrets.filter(|_| self.config.scrub_panics);
         let mut marker = RunMarker::new(Some(node), secrets);
         let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
         let limit = shared.deadline.limit();
@@ -212,36 +211,25 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-/// Turn how a run ended into its outcome. Error and panic messages are scrubbed of
-/// the call's secret values; so is the output, when `secrets` are given (a tool
-/// with sensitive paths).
-pub(crate) fn finish(
-    end: RunEnd,
-    shared: &CallShared,
-    matcher: impl FnOnce() -> Matcher,
-    secrets: Option<&[String]>,
-) -> Outcome {
-    let scrubbed = |e: ToolError| scrub_error(e, &matcher(), &shared.input);
-    match end {
-        RunEnd::Done(Ok(output)) => Outcome::Ok {
-            output: match secrets {
-                Some(secrets) => scrub_output(output, secrets),
-                None => output,
-            },
-        },
+/// Turn how a run ended into its outcome, fit for every observer: output, error and
+/// panic messages go through the call's secret set (the one way out).
+pub(crate) fn finish(end: RunEnd, set: &SecretSet) -> Observed<Outcome> {
+    let outcome = match end {
+        RunEnd::Done(Ok(output)) => Outcome::Ok { output },
         RunEnd::Busy(message) => Outcome::refused(RefusalCode::Busy, message),
-        RunEnd::Done(Err(e)) => Outcome::Error(scrubbed(e)),
-        RunEnd::Panicked(msg) => Outcome::Error(scrubbed(ToolError::new(format!(
-            "the tool panicked: {msg}"
-        )))),
+        RunEnd::Done(Err(e)) => Outcome::Error(e),
+        RunEnd::Panicked(msg) => {
+            Outcome::Error(ToolError::new(format!("the tool panicked: {msg}")))
+        }
         RunEnd::Aborted(why) => {
             let message = match why {
-                Abort::Deadline => "The call ran past its deadline and was cancelled".to_owned(),
-                Abort::Signal => "The caller cancelled the call".to_owned(),
-                Abort::Disposed => "The tool's scope was disposed while the call ran".to_owned(),
-                Abort::Shutdown => "The app shut down while the call ran".to_owned(),
+                Abort::Deadline => "The call ran past its deadline and was cancelled",
+                Abort::Signal => "The caller cancelled the call",
+                Abort::Disposed => "The tool's scope was disposed while the call ran",
+                Abort::Shutdown => "The app shut down while the call ran",
             };
-            Outcome::refused(RefusalCode::Cancelled, message)
+            return Observed::fixed(RefusalCode::Cancelled, message);
         }
-    }
+    };
+    set.outcome(outcome)
 }

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::call::context::{CallShared, Deadline, Origin, Restorer, Signal};
 use crate::call::finish;
 use crate::scope::ScopeNode;
-use crate::sensitive::Matcher;
+use crate::sensitive::SecretSet;
 use crate::sync::lock;
 use crate::toolmark::Inner;
 use crate::tools::registry::ToolEntry;
@@ -89,6 +89,6 @@ impl Inner {
         let restorer = undo.restorer;
         let fut = async move { restorer().await.map(|()| Value::Null) };
         let end = self.run_guarded(node, &shared, None, None, fut).await;
-        finish(end, &shared, Matcher::none, None)
+        finish(end, &SecretSet::none()).into_inner()
     }
 }

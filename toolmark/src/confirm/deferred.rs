@@ -21,13 +21,14 @@ use super::policy::{Answer, Approver, AskCtx, For};
 use super::remember::{person_check, remember};
 use super::store::{DropReason, HeldInput, Pending, PendingKind, Quiet};
 use super::{diff_paths, new_confirm_id, PendingConfirmation};
-use crate::event::{BridgeMessage, Event};
+use crate::event::Event;
+use crate::sensitive::{Observed, SecretSet, View};
 use crate::store::flow::Shared;
 use crate::sync::lock;
 use crate::toolmark::{drop_refusal, Inner};
 use crate::tools::registry::{EntrySensitive, ToolEntry};
 use crate::{
-    Caller, Change, ConfirmMode, Decision, Decoded, Effect, Outcome, Refusal, RefusalCode, Toolmark,
+    Caller, ConfirmMode, Decision, Decoded, Effect, Outcome, Refusal, RefusalCode, Toolmark,
 };
 
 /// The tool registration a confirmation belongs to: it runs on that registration
@@ -82,12 +83,9 @@ pub(crate) struct Deferred {
     pub(crate) id: Arc<str>,
     pub(crate) tool: Arc<str>,
     pub(crate) caller: Caller,
-    pub(crate) summary: String,
-    /// Redacted.
-    pub(crate) changes: Vec<Change>,
-    /// The input as an approver sees it (redacted); `None`: the input itself
-    /// (nothing to redact).
-    pub(crate) shown: Option<Value>,
+    /// What observers see of it (summary, changes, the input redacted): built by
+    /// the call's secret set, or opened from a record sealed with one.
+    pub(crate) view: Observed<View>,
     /// The real input.
     pub(crate) input: HeldInput,
     pub(crate) expires_at: SystemTime,
@@ -102,9 +100,9 @@ impl Deferred {
             confirm_id: String::from(&*self.id),
             tool: String::from(&*self.tool),
             caller: self.caller,
-            summary: self.summary.clone(),
-            changes: self.changes.clone(),
-            input: match &self.shown {
+            summary: self.view.get().summary.clone(),
+            changes: self.view.get().changes.clone(),
+            input: match &self.view.get().shown {
                 Some(shown) => shown.clone(),
                 None => self.input.to_value(),
             },
@@ -130,9 +128,7 @@ impl Taken {
             id,
             entry,
             caller,
-            summary,
-            changes,
-            redacted_input,
+            view,
             expires_at,
             kind,
             ask,
@@ -152,9 +148,7 @@ impl Taken {
                 id,
                 tool: Arc::clone(&entry.name),
                 caller,
-                summary,
-                changes,
-                shown: redacted_input,
+                view,
                 input,
                 expires_at,
                 form_version,
@@ -180,9 +174,7 @@ fn into_pending(
         id: d.id,
         entry,
         caller: d.caller,
-        summary: d.summary,
-        changes: d.changes,
-        redacted_input: d.shown,
+        view: d.view,
         expires_at: d.expires_at,
         kind: PendingKind::Deferred {
             input: d.input,
@@ -194,9 +186,10 @@ fn into_pending(
     }
 }
 
-/// What a deferred call keeps: the rule of what an approver is shown (redacted by
-/// `sensitive/`), when it expires, the form version, the policy context and the
-/// registration.
+/// What a deferred call keeps: what observers see of it (built by the call's
+/// secret set `set`: the pending list, the event, the outcome and the stored
+/// record all read this one view), when it expires, the form version, the policy
+/// context and the registration.
 fn keep(
     inner: &Inner,
     entry: &Arc<ToolEntry>,
@@ -204,20 +197,19 @@ fn keep(
     input: Value,
     ask: AskCtx,
     bound: Bound,
+    set: &SecretSet,
 ) -> Deferred {
     let matcher = entry.matcher();
-    // Nothing to redact: the input itself is what an approver sees (kept once).
-    let shown = (!matcher.is_empty()).then(|| matcher.redact(&input));
     let summary = entry.summary_for(&input, &matcher);
     let changes = entry.changes_for(&input, &matcher);
+    // Nothing to hide: the input itself is what an approver sees (kept once).
+    let view = set.view(&matcher, &input, summary, changes, false);
     Deferred {
         seq: 0,
         id: Arc::from(new_confirm_id()),
         tool: Arc::clone(&entry.name),
         caller,
-        summary,
-        changes,
-        shown,
+        view,
         input: HeldInput::new(input),
         expires_at: inner.now() + inner.config.confirm_expiry,
         form_version: entry.stale_check.as_ref().map(|c| c.version()),
@@ -232,19 +224,14 @@ fn requested(inner: &Inner, d: &Deferred) {
         tool: String::from(&*d.tool),
         caller: d.caller,
         mode: ConfirmMode::Deferred,
-        summary: d.summary.clone(),
+        summary: d.view.get().summary.clone(),
         input: d.info().input,
         expires_at: d.expires_at,
     });
 }
 
-fn needs_confirmation(d: &Deferred) -> Outcome {
-    Outcome::NeedsConfirmation {
-        confirm_id: String::from(&*d.id),
-        summary: d.summary.clone(),
-        changes: d.changes.clone(),
-        expires_at: d.expires_at,
-    }
+fn needs_confirmation(d: &Deferred) -> Observed<Outcome> {
+    d.view.needs_confirmation(&d.id, d.expires_at)
 }
 
 /// Deferred mode, the built-in table: keep the call and return
@@ -256,7 +243,8 @@ pub(crate) fn defer(
     input: Value,
     decoded: Decoded,
     ask: AskCtx,
-) -> Outcome {
+    set: &SecretSet,
+) -> Observed<Outcome> {
     let mut d = keep(
         inner,
         entry,
@@ -264,6 +252,7 @@ pub(crate) fn defer(
         input,
         ask,
         Bound::Entry(Arc::clone(entry)),
+        set,
     );
     let outcome = needs_confirmation(&d);
     requested(inner, &d);
@@ -286,6 +275,7 @@ pub(crate) fn defer(
 
 /// Deferred mode on a confirmation store: keep the call, sealed, and return
 /// `needs_confirmation`; the tool has not run.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn defer_stored(
     inner: &Arc<Inner>,
     shared: &Shared,
@@ -294,22 +284,23 @@ pub(crate) async fn defer_stored(
     input: Value,
     decoded: Decoded,
     ask: AskCtx,
-) -> Outcome {
+    set: &SecretSet,
+) -> Observed<Outcome> {
     // The store decodes again at approval (on any instance).
     Quiet::new(decoded);
     shared.start(inner);
     let bound = Bound::Sealed(Registration::of(shared.origin(), entry));
-    let d = keep(inner, entry, caller, input, ask, bound);
+    let d = keep(inner, entry, caller, input, ask, bound, set);
     let outcome = needs_confirmation(&d);
     // A store of the app's own that panics refuses the call; it never takes the
     // caller's task down.
     let put = std::panic::AssertUnwindSafe(shared.put(inner, &d)).catch_unwind();
     let evicted = match put.await {
         Ok(Ok(evicted)) => evicted,
-        Ok(Err(outcome)) => return outcome,
+        Ok(Err(outcome)) => return SecretSet::none().outcome(outcome),
         Err(_) => {
             tracing::error!(target: "toolmark", "the confirmation store panicked; the call was refused");
-            return Outcome::refused(
+            return Observed::fixed(
                 RefusalCode::Unavailable,
                 "The confirmation store failed; nothing was run. Try again shortly",
             );
@@ -337,7 +328,7 @@ pub(crate) async fn dropped(
     reason: DropReason,
 ) {
     dropped_event(inner, &d.id, &d.tool, reason);
-    let outcome = Outcome::Refused(drop_refusal(reason));
+    let outcome = SecretSet::none().outcome(Outcome::Refused(drop_refusal(reason)));
     deliver(inner, shared, d, &outcome).await;
 }
 
@@ -368,13 +359,9 @@ pub(crate) async fn deliver(
     inner: &Inner,
     shared: Option<&Shared>,
     d: &Deferred,
-    outcome: &Outcome,
+    outcome: &Observed<Outcome>,
 ) {
-    inner.send_bridge_with(|| BridgeMessage::Confirmed {
-        confirm_id: String::from(&*d.id),
-        tool: String::from(&*d.tool),
-        outcome: outcome.clone(),
-    });
+    inner.send_bridge_with(|| Observed::confirmed(&d.id, &d.tool, outcome.clone()));
     if let Some(shared) = shared {
         shared.publish(inner, d, outcome).await;
     }
@@ -494,8 +481,8 @@ fn belongs(inner: &Inner, shared: Option<&Shared>, d: &Deferred) -> Belongs {
     }
 }
 
-fn unknown_id() -> Outcome {
-    Outcome::refused(
+fn unknown_id() -> Observed<Outcome> {
+    Observed::fixed(
         RefusalCode::ConfirmationExpired,
         "No confirmation is pending with this id: it was already used, it expired, or it never existed",
     )
@@ -539,6 +526,7 @@ impl Toolmark {
         std::panic::AssertUnwindSafe(answer)
             .catch_unwind()
             .await
+            .map(Observed::into_inner)
             .unwrap_or_else(|_| {
                 tracing::error!(target: "toolmark", confirm_id, "answering a confirmation panicked; the panic was caught");
                 Outcome::Error(crate::ToolError::new(
@@ -601,40 +589,41 @@ async fn answer(
     decision: Decision,
     approver: &Approver,
     remember_for: Option<For>,
-) -> Outcome {
+) -> Observed<Outcome> {
     let backend = Backend::of(inner);
     let shared = backend.shared();
     if let Some(shared) = shared {
         if let Err(e) = shared.settle(inner).await {
-            return crate::store::flow::unavailable(&e);
+            return SecretSet::none().outcome(crate::store::flow::unavailable(&e));
         }
     }
     let mut taken = match backend.take(inner, id).await {
         Ok(Some(taken)) => taken,
         Ok(None) => return unknown_id(),
-        Err(outcome) => return outcome,
+        Err(outcome) => return SecretSet::none().outcome(outcome),
     };
     // Expiry is checked against the clock at approval time, not only by a timer.
     if inner.now() >= taken.d.expires_at {
         dropped(inner, shared, &taken.d, DropReason::Expired).await;
-        return Outcome::Refused(drop_refusal(DropReason::Expired));
+        return SecretSet::none().outcome(Outcome::Refused(drop_refusal(DropReason::Expired)));
     }
     // The registration it was asked for, and only that one, runs it.
     let entry = match belongs(inner, shared, &taken.d) {
         Belongs::Here(entry) => entry,
         Belongs::Gone => {
             dropped(inner, shared, &taken.d, DropReason::ScopeDisposed).await;
-            return Outcome::Refused(drop_refusal(DropReason::ScopeDisposed));
+            return SecretSet::none()
+                .outcome(Outcome::Refused(drop_refusal(DropReason::ScopeDisposed)));
         }
         Belongs::Elsewhere => {
             backend.put_back(inner, taken).await;
-            return Outcome::refused(
+            return Observed::fixed(
                 RefusalCode::UnknownTool,
                 "The confirmation's tool is not registered on this instance; it stays pending",
             );
         }
         Belongs::Changed => {
-            let outcome = Outcome::refused(
+            let outcome = Observed::fixed(
                 RefusalCode::ConfirmationExpired,
                 "The tool registered under this name now is not the one this confirmation was asked for (its effect or sensitive paths changed); it was not run",
             );
@@ -646,11 +635,14 @@ async fn answer(
     // not used up) until the tool shows again or it expires.
     if !entry.scope.visible() {
         backend.put_back(inner, taken).await;
-        return Outcome::Refused(hidden_refusal(&entry));
+        return SecretSet::none().outcome(Outcome::Refused(hidden_refusal(&entry)));
     }
+    // Every outcome from here on is built by the call's secret set (a reason, an
+    // issue or the run's output may quote a secret of the held input).
+    let set = entry.secret_set_held(&taken.d.input);
     let d = &taken.d;
     if !decision.approved {
-        resolved(inner, id, &entry, &decision, Vec::new(), approver);
+        resolved(inner, id, &entry, &decision, Vec::new(), approver, &set);
         remember(
             inner,
             &entry,
@@ -658,23 +650,23 @@ async fn answer(
             &d.ask,
             remember_for,
             false,
-            decision.reason.clone(),
+            decision.reason.as_deref().map(|r| set.text(r).into_inner()),
             approver,
         )
         .await;
-        let outcome = Outcome::Refused(rejected(&decision));
+        let outcome = set.outcome(Outcome::Refused(rejected(&decision)));
         deliver(inner, shared, d, &outcome).await;
         return outcome;
     }
     if let Err(reason) = person_check(&d.ask, approver) {
         // Not an answer this confirmation can take: it stays open for one that is.
         backend.put_back(inner, taken).await;
-        return Outcome::refused(RefusalCode::NotAllowed, reason);
+        return set.outcome(Outcome::refused(RefusalCode::NotAllowed, reason));
     }
     // A form (or wizard) changed since the call: `stale`.
     if entry.stale_check.as_ref().map(|c| c.version()) != d.form_version {
-        resolved(inner, id, &entry, &decision, Vec::new(), approver);
-        let outcome = Outcome::Refused(crate::forms::form::stale_refusal());
+        resolved(inner, id, &entry, &decision, Vec::new(), approver, &set);
+        let outcome = set.outcome(Outcome::Refused(crate::forms::form::stale_refusal()));
         deliver(inner, shared, d, &outcome).await;
         return outcome;
     }
@@ -690,7 +682,7 @@ async fn answer(
                 Ok((v, decoded)) => (v, decoded, Vec::new()),
                 Err(refusal) => {
                     // Valid when it was asked; not with this registration.
-                    let outcome = Outcome::Refused(refusal);
+                    let outcome = set.outcome(Outcome::Refused(refusal));
                     deliver(inner, shared, &taken.d, &outcome).await;
                     return outcome;
                 }
@@ -706,7 +698,7 @@ async fn answer(
                 Err(issues) => {
                     // A refused decision does not use up the id.
                     backend.put_back(inner, taken).await;
-                    return Outcome::Refused(Refusal::invalid(issues));
+                    return set.outcome(Outcome::Refused(Refusal::invalid(issues)));
                 }
             }
         }
@@ -714,7 +706,7 @@ async fn answer(
     // The decoded value stored with the call is not the one that runs (an edit).
     drop(taken.decoded.take().map(Quiet::new));
     let d = &taken.d;
-    resolved(inner, id, &entry, &decision, edited, approver);
+    resolved(inner, id, &entry, &decision, edited, approver, &set);
     remember(
         inner,
         &entry,

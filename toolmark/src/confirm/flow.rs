@@ -18,7 +18,7 @@ use super::{
 use crate::call::context::Deadline;
 use crate::call::{maybe_cancelled, safe_issues};
 use crate::event::Event;
-use crate::sensitive::{scrub, Matcher};
+use crate::sensitive::{Matcher, Observed, SecretSet, View};
 use crate::sync::lock;
 use crate::toolmark::{drop_refusal, Inner};
 use crate::tools::registry::ToolEntry;
@@ -44,18 +44,15 @@ impl Drop for OpenGuard<'_> {
 struct Opened {
     id: String,
     expires_at: std::time::SystemTime,
-    summary: String,
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Keep an inline confirmation open (listed, answerable by `cancel_pending`), with
+/// what observers see of it (`view`, built by the call's secret set).
 fn open(
     inner: &Arc<Inner>,
     entry: &Arc<ToolEntry>,
     caller: Caller,
-    mode: ConfirmMode,
-    summary: String,
-    changes: Vec<super::Change>,
-    redacted_input: Option<Value>,
+    view: Observed<View>,
     kind: PendingKind,
     ask: AskCtx,
 ) -> Opened {
@@ -65,9 +62,9 @@ fn open(
         confirm_id: id.clone(),
         tool: entry.name.to_string(),
         caller,
-        mode,
-        summary: summary.clone(),
-        input: redacted_input.clone().unwrap_or(Value::Null),
+        mode: ConfirmMode::Inline,
+        summary: view.get().summary.clone(),
+        input: view.get().shown.clone().unwrap_or(Value::Null),
         expires_at,
     });
     let seq = inner.next_pending_seq();
@@ -76,20 +73,17 @@ fn open(
         id: Arc::from(id.as_str()),
         entry: Arc::clone(entry),
         caller,
-        summary: summary.clone(),
-        changes,
-        redacted_input,
+        view,
         expires_at,
         kind,
         ask,
     });
-    Opened {
-        id,
-        expires_at,
-        summary,
-    }
+    Opened { id, expires_at }
 }
 
+/// The `confirmation_resolved` event; the approver's reason goes through the call's
+/// secret set `set` (an approver may quote what it was asked about).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn resolved(
     inner: &Inner,
     id: &str,
@@ -97,13 +91,14 @@ pub(crate) fn resolved(
     decision: &Decision,
     edited: Vec<String>,
     approver: &Approver,
+    set: &SecretSet,
 ) {
     inner.emit(|| Event::ConfirmationResolved {
         confirm_id: id.to_owned(),
         tool: entry.name.to_string(),
         approved: decision.approved,
         edited_paths: edited,
-        reason: decision.reason.clone(),
+        reason: decision.reason.as_deref().map(|r| set.text(r).into_inner()),
         approver: approver.clone(),
     });
 }
@@ -140,12 +135,12 @@ impl Inner {
         entry: &Arc<ToolEntry>,
         input: Value,
         decoded: Decoded,
-    ) -> Outcome {
+    ) -> Observed<Outcome> {
         let started = self.wants_events().then(tokio::time::Instant::now);
         let outcome = self
             .execute(Arc::clone(entry), Caller::Human, None, None, input, decoded)
             .await;
-        self.call_finished(&entry.name, Caller::Human, started, &outcome);
+        self.call_finished(&entry.name, Caller::Human, started, outcome.get());
         outcome
     }
 }
@@ -188,18 +183,22 @@ pub(crate) async fn inline_confirm(
         ));
     };
     let matcher = entry.matcher();
-    let redacted = matcher.redact(&input);
     let summary = entry.summary_for(&input, &matcher);
     let changes = entry.changes_for(&input, &matcher);
+    let set = entry.secret_set(&input);
+    let view = set.view(&matcher, &input, summary, changes, true);
+    let View {
+        summary,
+        changes,
+        shown,
+    } = view.get().clone();
+    let redacted = shown.unwrap_or(Value::Null);
     let (wake_tx, mut wake_rx) = oneshot::channel();
     let opened = open(
         inner,
         entry,
         caller,
-        ConfirmMode::Inline,
-        summary,
-        changes.clone(),
-        Some(redacted.clone()),
+        view,
         PendingKind::Inline {
             wake: Some(wake_tx),
         },
@@ -215,7 +214,7 @@ pub(crate) async fn inline_confirm(
             confirm_id: opened.id.clone(),
             tool: entry.name.to_string(),
             caller,
-            summary: opened.summary.clone(),
+            summary: summary.clone(),
             changes: changes.clone(),
             input: redacted.clone(),
             expires_at: opened.expires_at,
@@ -254,7 +253,15 @@ pub(crate) async fn inline_confirm(
             return Err(Outcome::Refused(drop_refusal(DropReason::Expired)));
         }
         if !decision.approved {
-            resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
+            resolved(
+                inner,
+                &opened.id,
+                entry,
+                &decision,
+                Vec::new(),
+                &approver,
+                &set,
+            );
             remember(
                 inner,
                 entry,
@@ -262,7 +269,7 @@ pub(crate) async fn inline_confirm(
                 &ask,
                 remember_for,
                 false,
-                decision.reason.clone(),
+                decision.reason.as_deref().map(|r| set.text(r).into_inner()),
                 &approver,
             )
             .await;
@@ -277,7 +284,15 @@ pub(crate) async fn inline_confirm(
         }
         match decision.input.clone() {
             None => {
-                resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
+                resolved(
+                    inner,
+                    &opened.id,
+                    entry,
+                    &decision,
+                    Vec::new(),
+                    &approver,
+                    &set,
+                );
                 remember(
                     inner,
                     entry,
@@ -297,7 +312,7 @@ pub(crate) async fn inline_confirm(
             Some(edited) => match restore_and_validate(inner, entry, &input, edited) {
                 Ok((v, d)) => {
                     let edited = diff_paths(&input, &v);
-                    resolved(inner, &opened.id, entry, &decision, edited, &approver);
+                    resolved(inner, &opened.id, entry, &decision, edited, &approver, &set);
                     remember(
                         inner,
                         entry,
@@ -340,12 +355,6 @@ fn dotted_path(path: String) -> String {
         .join(".")
 }
 
-/// The approver's view of one side of a change: string leaves holding one of the
-/// run's secrets are scrubbed, like messages.
-fn shown_side(side: Option<Value>, secrets: &[String]) -> Option<Value> {
-    side.map(|v| crate::call::scrub_output(v, secrets))
-}
-
 /// `ctx.confirm`: never fails, never panics.
 pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResult {
     for change in &mut ask.changes {
@@ -373,27 +382,28 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
         }
     };
     let matcher: Matcher = entry.matcher();
-    let secrets = matcher.secrets(&call.input);
-    let changes: Vec<Change> = matcher
-        .redact_changes(&ask.changes)
-        .into_iter()
-        .map(|c| Change {
-            before: shown_side(c.before, &secrets),
-            after: shown_side(c.after, &secrets),
-            path: c.path,
-        })
-        .collect();
-    let summary = one_line(&scrub(&ask.summary, &secrets));
-    let redacted = matcher.redact(&call.input);
+    // The run's secret set: the changes and summary it asks about are scrubbed of
+    // it (a change's side holding a secret of the call too).
+    let set = entry.secret_set(&call.input);
+    let view = set.view(
+        &matcher,
+        &call.input,
+        one_line(&ask.summary),
+        matcher.redact_changes(&ask.changes),
+        true,
+    );
+    let View {
+        summary,
+        changes,
+        shown,
+    } = view.get().clone();
+    let redacted = shown.unwrap_or(Value::Null);
     let (wake_tx, wake_rx) = oneshot::channel();
     let opened = open(
         inner,
         entry,
         call.caller,
-        ConfirmMode::Inline,
-        summary,
-        changes.clone(),
-        Some(redacted.clone()),
+        view,
         PendingKind::Inline {
             wake: Some(wake_tx),
         },
@@ -409,7 +419,7 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
         confirm_id: opened.id.clone(),
         tool: entry.name.to_string(),
         caller: call.caller,
-        summary: opened.summary.clone(),
+        summary,
         changes,
         input: redacted,
         expires_at: opened.expires_at,
@@ -438,7 +448,15 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
         return ConfirmResult::denied("confirmation_expired");
     }
     if !decision.approved {
-        resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
+        resolved(
+            inner,
+            &opened.id,
+            entry,
+            &decision,
+            Vec::new(),
+            &approver,
+            &set,
+        );
         return ConfirmResult::denied(
             decision
                 .reason
@@ -448,18 +466,26 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
     }
     match decision.input.clone() {
         None => {
-            resolved(inner, &opened.id, entry, &decision, Vec::new(), &approver);
+            resolved(
+                inner,
+                &opened.id,
+                entry,
+                &decision,
+                Vec::new(),
+                &approver,
+                &set,
+            );
             ConfirmResult::approved(ask.changes)
         }
         Some(edited) => match entry.matcher().restore_changes(&ask.changes, edited) {
             Ok(changes) => {
-                let changes = unscrub_changes(changes, &ask.changes, &secrets);
+                let changes = unscrub_changes(changes, &ask.changes, &set);
                 let edited: Vec<String> = changes
                     .iter()
                     .filter(|c| !ask.changes.contains(c))
                     .map(|c| c.path.clone())
                     .collect();
-                resolved(inner, &opened.id, entry, &decision, edited, &approver);
+                resolved(inner, &opened.id, entry, &decision, edited, &approver, &set);
                 ConfirmResult::approved(changes)
             }
             Err(_) => ConfirmResult::denied("invalid"),
@@ -470,12 +496,8 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
 /// An approver who sends a change side back exactly as shown (scrubbed of the
 /// run's secrets) meant the original: give it back. Each edited change pairs with the
 /// first unused original of the same path, as the restore does.
-fn unscrub_changes(
-    mut edited: Vec<Change>,
-    original: &[Change],
-    secrets: &[String],
-) -> Vec<Change> {
-    if secrets.is_empty() {
+fn unscrub_changes(mut edited: Vec<Change>, original: &[Change], set: &SecretSet) -> Vec<Change> {
+    if set.is_empty() {
         return edited;
     }
     let mut used = vec![false; original.len()];
@@ -492,7 +514,7 @@ fn unscrub_changes(
             (&mut change.before, &orig.before),
             (&mut change.after, &orig.after),
         ] {
-            if side.is_some() && *side == shown_side(orig_side.clone(), secrets) {
+            if side.is_some() && *side == orig_side.clone().map(|v| set.scrub_value(v)) {
                 side.clone_from(orig_side);
             }
         }

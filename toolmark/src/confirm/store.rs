@@ -10,7 +10,8 @@ use std::time::SystemTime;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::{Change, PendingConfirmation};
+use super::PendingConfirmation;
+use crate::sensitive::{CompactView, Observed, View};
 use crate::tools::registry::ToolEntry;
 use crate::tools::spec::Decoded;
 use crate::Caller;
@@ -137,12 +138,9 @@ pub(crate) struct Pending {
     pub(crate) id: Arc<str>,
     pub(crate) entry: Arc<ToolEntry>,
     pub(crate) caller: Caller,
-    pub(crate) summary: String,
-    /// Redacted.
-    pub(crate) changes: Vec<Change>,
-    /// Redacted; `None` when it would equal the deferred input (a tool without
-    /// sensitive paths keeps one copy, not two).
-    pub(crate) redacted_input: Option<Value>,
+    /// What observers see of the call (built by its secret set); `shown: None`
+    /// when it would equal the deferred input (nothing to hide: one copy, not two).
+    pub(crate) view: Observed<View>,
     pub(crate) expires_at: SystemTime,
     pub(crate) kind: PendingKind,
     /// The policy's context: rule, person-only, session.
@@ -157,7 +155,8 @@ pub(crate) struct Stored {
     id: Arc<str>,
     pub(crate) entry: Arc<ToolEntry>,
     caller: Caller,
-    summary: Box<str>,
+    /// What observers see (built by the call's secret set), kept small.
+    view: CompactView,
     expires_at: SystemTime,
     kind: StoredKind,
     rare: Option<Box<Rare>>,
@@ -177,8 +176,6 @@ enum StoredKind {
 
 /// The fields of a [`Pending`] that most confirmations leave empty.
 struct Rare {
-    changes: Vec<Change>,
-    redacted_input: Option<Value>,
     ask: super::policy::AskCtx,
     form_version: Option<Vec<u64>>,
 }
@@ -190,9 +187,7 @@ impl Stored {
             id,
             entry,
             caller,
-            summary,
-            changes,
-            redacted_input,
+            view,
             expires_at,
             kind,
             ask,
@@ -213,26 +208,16 @@ impl Stored {
             ),
             PendingKind::Inline { wake } => (StoredKind::Inline { wake }, None),
         };
-        let plain = changes.is_empty()
-            && redacted_input.is_none()
-            && form_version.is_none()
-            && ask == super::policy::AskCtx::default();
+        let plain = form_version.is_none() && ask == super::policy::AskCtx::default();
         Stored {
             seq,
             id,
             entry,
             caller,
-            summary: summary.into_boxed_str(),
+            view: view.compact(),
             expires_at,
             kind,
-            rare: (!plain).then(|| {
-                Box::new(Rare {
-                    changes,
-                    redacted_input,
-                    ask,
-                    form_version,
-                })
-            }),
+            rare: (!plain).then(|| Box::new(Rare { ask, form_version })),
         }
     }
 
@@ -242,21 +227,14 @@ impl Stored {
             id,
             entry,
             caller,
-            summary,
+            view,
             expires_at,
             kind,
             rare,
         } = self;
-        let Rare {
-            changes,
-            redacted_input,
-            ask,
-            form_version,
-        } = match rare {
+        let Rare { ask, form_version } = match rare {
             Some(rare) => *rare,
             None => Rare {
-                changes: Vec::new(),
-                redacted_input: None,
                 ask: super::policy::AskCtx::default(),
                 form_version: None,
             },
@@ -279,9 +257,7 @@ impl Stored {
             id,
             entry,
             caller,
-            summary: summary.into_string(),
-            changes,
-            redacted_input,
+            view: view.expand(),
             expires_at,
             kind,
             ask,
@@ -293,14 +269,13 @@ impl Stored {
     }
 
     fn info(&self) -> PendingConfirmation {
-        let rare = self.rare.as_deref();
         PendingConfirmation {
             confirm_id: self.id.to_string(),
             tool: self.entry.name.to_string(),
             caller: self.caller,
-            summary: self.summary.to_string(),
-            changes: rare.map(|r| r.changes.clone()).unwrap_or_default(),
-            input: match (rare.and_then(|r| r.redacted_input.as_ref()), &self.kind) {
+            summary: self.view.summary().to_owned(),
+            changes: self.view.changes().to_vec(),
+            input: match (self.view.shown(), &self.kind) {
                 (Some(shown), _) => shown.clone(),
                 (None, StoredKind::Deferred { input, .. }) => input.to_value(),
                 (None, StoredKind::Inline { .. }) => Value::Null,

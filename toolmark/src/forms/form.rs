@@ -43,9 +43,15 @@
 //! **Sensitive paths** ([`FormOptions::sensitive`]) are paths of `T`'s JSON form
 //! (`"card.cvc"`, `"cards[].cvc"`), checked at registration against the fill's input
 //! schema (`invalid_sensitive_path`). They apply to the fill's partial input (a patch
-//! has the values' shape) and to the submit's values: `"[redacted]"` in every
-//! confirmation payload, event and output, and scrubbed from the messages of a
-//! failing `on_submit`.
+//! has the values' shape) and to the form's values: the values at those paths —
+//! whether the agent filled them or the user typed them — are secrets of every call
+//! of the form's tools. `"[redacted]"` in every confirmation payload, event and
+//! output, scrubbed from the messages of a failing `on_submit` and from what
+//! `on_submit` returns (an app that echoes the saved values shows the card as
+//! `"[redacted]"`), in the bridge message of an approved submit and the pub/sub
+//! message that carries it to other instances. The submit of a form with sensitive
+//! paths counts as a tool with sensitive values: an approval of it is never
+//! remembered ([`For`](crate::For)), since the approver saw `"[redacted]"`.
 //!
 //! **Undo.** Any run may register a restorer with
 //! [`ToolContext::on_undo`]; [`Toolmark::undo`](crate::Toolmark::undo) pops the newest
@@ -131,7 +137,7 @@ use tokio::sync::watch;
 
 use crate::call::input::{decode_typed, downcast, output_to_value, NoInput};
 use crate::call::{safe_issues, scrub_error};
-use crate::sensitive::{Matcher, NameMode};
+use crate::sensitive::{Matcher, NameMode, StateSecretsFn};
 use crate::sync::lock;
 use crate::tools::spec::{ChangesFn, DecodeFn, RunFn, StaleCheck};
 use crate::{
@@ -424,6 +430,25 @@ pub(crate) fn value_changes(values: &Value, matcher: &Matcher, prefix: &str) -> 
     }
 }
 
+/// The sensitive values of `form` now (at `matcher`'s paths), for the secret set
+/// of every call of a tool that works on it: its fill, its submit, a wizard's
+/// steps. `None` when the form has no sensitive paths.
+pub(crate) fn form_secrets<T>(form: &Form<T>, matcher: &Matcher) -> Option<StateSecretsFn>
+where
+    T: Serialize + DeserializeOwned + Send + Sync + 'static,
+{
+    if matcher.is_empty() {
+        return None;
+    }
+    let form = form.clone();
+    let matcher = matcher.clone();
+    Some(Arc::new(move || {
+        form.json()
+            .map(|values| matcher.secrets(&values))
+            .unwrap_or_default()
+    }))
+}
+
 /// The issues of `issues` with `step.` before each path.
 pub(crate) fn prefix_issues(step: &str, issues: Vec<Issue>) -> Vec<Issue> {
     issues
@@ -639,6 +664,8 @@ where
     .sensitive(sensitive.iter().cloned())
     .summary(format!("Fill in {place}"));
     spec.changes_fn = Some(changes);
+    // The values typed before this fill are secrets of the fill too.
+    spec.state_secrets = form_secrets(form, &matcher);
     Ok((spec, matcher))
 }
 
@@ -751,6 +778,10 @@ where
             })
         })
     };
+    // The submit carries the form's sensitive paths: the values at them are
+    // secrets of every submit call (its outcome, bridge and pub/sub messages), and
+    // an approval of it is never remembered.
+    let state_secrets = form_secrets(&form, &matcher);
     let changes: ChangesFn = {
         let form = form.clone();
         Arc::new(move |_input: &Value| match form.json() {
@@ -770,6 +801,7 @@ where
     .effect(effect)
     .summary(format!("Submit {place}"));
     spec.changes_fn = Some(changes);
+    spec.state_secrets = state_secrets;
     spec.stale_check = Some(stale_check(move || vec![form.version()]));
     spec
 }

@@ -82,7 +82,7 @@ use tokio::sync::watch;
 use crate::call::input::{decode_typed, output_to_value, schema_for, NoInput};
 use crate::call::{safe_issues, scrub_error};
 use crate::forms::form::{fill_spec, prefix_issues, register_specs, stale_check, value_changes};
-use crate::sensitive::{Matcher, Seg, SensitivePath};
+use crate::sensitive::{Matcher, Seg, SensitivePath, StateSecretsFn};
 use crate::sync::lock;
 use crate::tools::spec::{ChangesFn, DecodeFn, RunFn};
 use crate::{
@@ -515,18 +515,39 @@ fn all_json(steps: &[Arc<dyn StepForm>]) -> Value {
     )
 }
 
-fn nav_decode(wizard: &Arc<WizardInner>, check_current: bool) -> DecodeFn {
+fn nav_decode(wizard: &Arc<WizardInner>, check_current: bool, matcher: &Matcher) -> DecodeFn {
     let wizard = Arc::clone(wizard);
+    let matcher = matcher.clone();
     Arc::new(move |input: &Value, allow_unknown: bool| {
         decode_typed::<NoInput>(input, allow_unknown)?;
         if check_current {
             if let Some(step) = wizard.current_step() {
-                step.validate()
-                    .map_err(|issues| prefix_issues(step.name(), issues))?;
+                // As a form's submit does: a message at a sensitive path never
+                // quotes the value, and no message holds a secret of any step.
+                step.validate().map_err(|issues| {
+                    safe_issues(
+                        prefix_issues(step.name(), issues),
+                        &matcher,
+                        &all_json(&wizard.config.steps),
+                    )
+                })?;
             }
         }
         Ok(Box::new(()) as Decoded)
     })
+}
+
+/// The sensitive values of every step now, for the secret set of the wizard's own
+/// tools (`next`, `back`, `submit`).
+fn wizard_secrets(wizard: &Arc<WizardInner>, matcher: &Matcher) -> Option<StateSecretsFn> {
+    if matcher.is_empty() {
+        return None;
+    }
+    let wizard = Arc::clone(wizard);
+    let matcher = matcher.clone();
+    Some(Arc::new(move || {
+        matcher.secrets(&all_json(&wizard.config.steps))
+    }))
 }
 
 fn nav_spec(
@@ -535,21 +556,27 @@ fn nav_spec(
     decode: DecodeFn,
     run: impl Fn(&WizardInner) -> Result<Value, ToolError> + Send + Sync + 'static,
     wizard: &Arc<WizardInner>,
+    matcher: &Matcher,
 ) -> ToolSpec {
+    let state_secrets = wizard_secrets(wizard, matcher);
     let wizard = Arc::clone(wizard);
     let run = Arc::new(run);
+    let matcher = matcher.clone();
     let run: RunFn = Arc::new(move |_ctx, _decoded| {
-        let out = run(&wizard);
+        let out =
+            run(&wizard).map_err(|e| scrub_error(e, &matcher, &all_json(&wizard.config.steps)));
         Box::pin(async move { out })
     });
-    ToolSpec::raw(
+    let mut spec = ToolSpec::raw(
         name.to_owned(),
         description,
         decode,
         run,
         Arc::new(schema_for::<NoInput>()),
         None,
-    )
+    );
+    spec.state_secrets = state_secrets;
+    spec
 }
 
 fn submit_spec(
@@ -622,6 +649,9 @@ fn submit_spec(
     .summary(format!("Submit {place}"));
     spec.changes_fn = Some(changes);
     spec.stale_check = Some(stale_check(versions));
+    // Every step's sensitive values are secrets of the submit (its outcome, bridge
+    // and pub/sub messages), and an approval of it is never remembered.
+    spec.state_secrets = wizard_secrets(wizard, &matcher);
     spec
 }
 
@@ -690,15 +720,17 @@ impl Toolmark {
         } else {
             format!("the `{}` wizard", scope.path())
         };
+        let combined = combined_matcher(steps, &matchers);
         specs.push((
             nav_spec(
                 "next",
                 format!(
                     "Go to the next step of {place} (the current step's values must be complete)."
                 ),
-                nav_decode(inner, true),
+                nav_decode(inner, true, &combined),
                 WizardInner::advance,
                 inner,
+                &combined,
             ),
             scopes.next.clone(),
         ));
@@ -706,20 +738,16 @@ impl Toolmark {
             nav_spec(
                 "back",
                 format!("Go back to the previous step of {place}."),
-                nav_decode(inner, false),
+                nav_decode(inner, false, &combined),
                 WizardInner::retreat,
                 inner,
+                &combined,
             ),
             scopes.back.clone(),
         ));
         if let (Some(on_submit), Some(submit_scope)) = (&inner.config.on_submit, &scopes.submit) {
-            let spec = submit_spec(
-                inner,
-                Arc::clone(on_submit),
-                combined_matcher(steps, &matchers),
-                &place,
-            )
-            .effect(inner.config.submit_effect);
+            let spec = submit_spec(inner, Arc::clone(on_submit), combined.clone(), &place)
+                .effect(inner.config.submit_effect);
             specs.push((spec, submit_scope.clone()));
         }
         // Shown as the current step says before any tool exists, so no other step's

@@ -232,6 +232,90 @@ impl KeyTree {
     }
 }
 
+impl KeyTree {
+    /// The node a key of an object at `node` leads to (`None`: the key is not listed).
+    fn child(node: &Node, key: &str) -> Option<u32> {
+        match node.props.binary_search_by(|(k, _)| (**k).cmp(key)) {
+            Ok(i) => Some(node.props[i].1),
+            Err(_) if node.props.is_empty() => node.values,
+            Err(_) => None,
+        }
+    }
+
+    /// Push the text forms of every value under a key the schema does not list
+    /// (with every object key inside it): values serde may read into a sensitive
+    /// field by an alias, so secrets of the call.
+    pub(crate) fn unlisted_leaves(&self, input: &Value, out: &mut Vec<String>) {
+        self.walk_unlisted(input, self.root, out);
+    }
+
+    fn walk_unlisted(&self, value: &Value, id: u32, out: &mut Vec<String>) {
+        let node = &self.nodes[id as usize];
+        if node.any {
+            return;
+        }
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    match Self::child(node, key) {
+                        Some(next) => self.walk_unlisted(child, next, out),
+                        None => all_leaves(child, out),
+                    }
+                }
+            }
+            Value::Array(items) if node.items != ANY => {
+                for child in items {
+                    self.walk_unlisted(child, node.items, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Replace the value under every key the schema does not list with
+    /// `"[redacted]"`.
+    pub(crate) fn redact_unlisted(&self, input: &mut Value) {
+        self.redact_walk(input, self.root);
+    }
+
+    fn redact_walk(&self, value: &mut Value, id: u32) {
+        let node = &self.nodes[id as usize];
+        if node.any {
+            return;
+        }
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map.iter_mut() {
+                    match Self::child(node, key) {
+                        Some(next) => self.redact_walk(child, next),
+                        None => *child = Value::String(super::REDACTED.to_owned()),
+                    }
+                }
+            }
+            Value::Array(items) if node.items != ANY => {
+                for child in items {
+                    self.redact_walk(child, node.items);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The text forms of every scalar of `v` and every object key inside it.
+fn all_leaves(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                out.push(k.clone());
+                all_leaves(x, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|x| all_leaves(x, out)),
+        other => super::redact::leaves(other, None, out),
+    }
+}
+
 /// Every property name `schema` declares anywhere (the keys of every `properties`).
 pub(crate) fn declared_names(schema: &Value) -> Vec<Box<str>> {
     let mut out: Vec<Box<str>> = Vec::new();

@@ -9,8 +9,9 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
+use super::message::withhold_value;
 use super::path::{Seg, SensitivePath};
-use super::{scrub, withhold_value, Matcher, REDACTED};
+use super::{scrub, Matcher, REDACTED};
 use crate::payload::Change;
 
 /// One step of a location, typed (the oracle does not use the module's own matching).

@@ -129,7 +129,7 @@ fn collect<'v>(v: &'v Value, segs: &[Seg], out: &mut Vec<&'v Value>) {
 ///
 /// With `names`, every object key inside `v` that is not a declared property name (a
 /// map key) is pushed too.
-fn leaves(v: &Value, names: Option<&[Box<str>]>, out: &mut Vec<String>) {
+pub(super) fn leaves(v: &Value, names: Option<&[Box<str>]>, out: &mut Vec<String>) {
     match v {
         Value::Null => {}
         Value::Bool(b) => out.push(b.to_string()),

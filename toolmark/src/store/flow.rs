@@ -21,8 +21,8 @@ use crate::confirm::deferred::{dropped, Bound, Deferred, Registration, Taken};
 use crate::confirm::new_confirm_id;
 use crate::confirm::policy::AskCtx;
 use crate::confirm::store::{DropReason, HeldInput, Quiet};
-use crate::event::BridgeMessage;
 use crate::policy::Remembered;
+use crate::sensitive::{Observed, SecretSet, View};
 use crate::sync::lock;
 use crate::toolmark::{Inner, DEFAULT_PENDING_SHARE};
 use crate::{Caller, Change, Issue, Outcome, PendingConfirmation, Refusal, RefusalCode, ToolError};
@@ -193,8 +193,8 @@ fn take_lost(e: &StoreError) -> Outcome {
     )
 }
 
-fn integrity_failure() -> Outcome {
-    Outcome::refused(
+fn integrity_failure() -> Observed<Outcome> {
+    Observed::fixed(
         RefusalCode::ConfirmationExpired,
         "The stored confirmation failed its integrity check; it was not run",
     )
@@ -389,7 +389,7 @@ impl Shared {
             Ok(None) => return Ok(None),
             Err(StoreError::Corrupt { .. }) => {
                 tracing::error!(target: "toolmark", confirm_id = id, "a stored confirmation cannot be read and was refused");
-                return Err(integrity_failure());
+                return Err(integrity_failure().into_inner());
             }
             Err(e) => {
                 // The take may have happened: put it back once the store answers.
@@ -410,7 +410,7 @@ impl Shared {
             self.mark_used(id, to_ms(keep_until));
             self.deliver_raw(inner, id, "", to_ms(inner.now()), &outcome)
                 .await;
-            return Err(outcome);
+            return Err(outcome.into_inner());
         };
         Ok(Some(Taken {
             d,
@@ -433,9 +433,9 @@ impl Shared {
     }
 
     /// Tell every other instance what came of `d` (sealed); its id is used.
-    pub(crate) async fn publish(&self, inner: &Inner, d: &Deferred, outcome: &Outcome) {
+    pub(crate) async fn publish(&self, inner: &Inner, d: &Deferred, outcome: &Observed<Outcome>) {
         self.mark_used(&d.id, Self::used_until(d.expires_at));
-        let Ok(outcome) = serde_json::to_value(outcome) else {
+        let Ok(outcome) = serde_json::to_value(outcome.get()) else {
             return;
         };
         self.publish_value(inner, &d.id, &d.tool, to_ms(d.expires_at), outcome)
@@ -448,14 +448,10 @@ impl Shared {
         id: &str,
         tool: &str,
         expires_ms: u64,
-        outcome: &Outcome,
+        outcome: &Observed<Outcome>,
     ) {
-        inner.send_bridge_with(|| BridgeMessage::Confirmed {
-            confirm_id: id.to_owned(),
-            tool: tool.to_owned(),
-            outcome: outcome.clone(),
-        });
-        if let Ok(outcome) = serde_json::to_value(outcome) {
+        inner.send_bridge_with(|| Observed::confirmed(id, tool, outcome.clone()));
+        if let Ok(outcome) = serde_json::to_value(outcome.get()) {
             self.publish_value(inner, id, tool, expires_ms, outcome)
                 .await;
         }
@@ -519,11 +515,10 @@ impl Shared {
             return;
         };
         self.mark_used(&body.id, until);
-        inner.send_bridge(BridgeMessage::Confirmed {
-            confirm_id: body.id,
-            tool: body.tool,
-            outcome,
-        });
+        // Another instance's observed outcome (it opened under the seal key), made
+        // fit again here: bounded, like every outcome.
+        let outcome = SecretSet::none().outcome(outcome);
+        inner.send_bridge(Observed::confirmed(&body.id, &body.tool, outcome));
     }
 
     /// Scopes were disposed: drop this instance's confirmations of the
@@ -654,9 +649,9 @@ fn seal_record(sealer: &Sealer, d: &Deferred) -> Option<ConfirmRecord> {
         id: &d.id,
         tool: &d.tool,
         caller: d.caller,
-        summary: &d.summary,
-        changes: &d.changes,
-        shown: d.shown.as_ref(),
+        summary: &d.view.get().summary,
+        changes: &d.view.get().changes,
+        shown: d.view.get().shown.as_ref(),
         input: d.input.to_value(),
         expires_ms,
         form_version: d.form_version.as_deref(),
@@ -686,9 +681,13 @@ fn open_record(sealer: &Sealer, r: &ConfirmRecord) -> Option<Deferred> {
         id: Arc::from(body.id),
         tool: Arc::from(body.tool),
         caller: body.caller,
-        summary: body.summary,
-        changes: body.changes,
-        shown: body.shown,
+        // Made by the secret set of its call when it was sealed; the seal
+        // authenticates it. Reviewed again (bounded) on the way out.
+        view: SecretSet::none().reviewed(View {
+            summary: body.summary,
+            changes: body.changes,
+            shown: body.shown,
+        }),
         input: HeldInput::new(body.input),
         expires_at: ms_to_time(body.expires_ms),
         form_version: body.form_version,
@@ -712,7 +711,7 @@ pub(crate) mod fuzz {
     /// holds, or `None` when it is refused. Never panics.
     pub(crate) fn open_record(key: &[u8; 32], record_json: &str) -> Option<String> {
         let record: ConfirmRecord = serde_json::from_str(record_json).ok()?;
-        super::open_record(&Sealer::new(key), &record).map(|d| d.summary)
+        super::open_record(&Sealer::new(key), &record).map(|d| d.view.into_inner().summary)
     }
 
     /// A genuine stored record (its JSON) of confirmation `id`, sealed under `key`,
@@ -728,9 +727,11 @@ pub(crate) mod fuzz {
             id: Arc::from(id),
             tool: Arc::from("fuzz.tool"),
             caller: Caller::InApp,
-            summary: summary.to_owned(),
-            changes: Vec::new(),
-            shown: None,
+            view: SecretSet::none().reviewed(View {
+                summary: summary.to_owned(),
+                changes: Vec::new(),
+                shown: None,
+            }),
             input: HeldInput::new(input),
             expires_at: ms_to_time(1_767_225_600_000),
             form_version: None,
@@ -772,7 +773,7 @@ async fn listen(
                 }
             }
             Err(broadcast::error::RecvError::Lagged(missed)) => {
-                inner.send_bridge(BridgeMessage::Lagged { missed });
+                inner.send_bridge(Observed::lagged(missed));
             }
             Err(broadcast::error::RecvError::Closed) => return,
         }

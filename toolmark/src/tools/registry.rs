@@ -92,6 +92,8 @@ struct EntryRare {
     title: Option<Box<str>>,
     summary: Option<Box<Template>>,
     changes_fn: Option<Box<ChangesFn>>,
+    /// The sensitive values of the state the tool works on (forms, wizards).
+    state_secrets: Option<crate::sensitive::StateSecretsFn>,
 }
 
 /// The next registration serial.
@@ -105,6 +107,12 @@ impl ToolEntry {
     /// The manifest's title.
     pub(crate) fn title(&self) -> Option<&str> {
         self.rare.as_ref()?.title.as_deref()
+    }
+
+    /// The sensitive values of the state the tool works on (forms, wizards), when
+    /// it has one.
+    pub(crate) fn state_secrets(&self) -> Option<&crate::sensitive::StateSecretsFn> {
+        self.rare.as_ref()?.state_secrets.as_ref()
     }
 
     /// The manifest's description.
@@ -131,7 +139,7 @@ impl ToolEntry {
     /// `sensitive_fn`): one branch, no allocation.
     pub(crate) fn has_sensitive(&self) -> bool {
         match &self.sensitive {
-            EntrySensitive::Static(m) => !m.is_empty(),
+            EntrySensitive::Static(m) => !m.is_empty() || self.state_secrets().is_some(),
             EntrySensitive::Dynamic { .. } => true,
         }
     }
@@ -502,11 +510,17 @@ pub(crate) fn prepare(
     };
 
     let changes_fn = spec.changes_fn.map(Box::new);
-    let rare = (spec.title.is_some() || summary.is_some() || changes_fn.is_some()).then(|| {
+    let state_secrets = spec.state_secrets;
+    let rare = (spec.title.is_some()
+        || summary.is_some()
+        || changes_fn.is_some()
+        || state_secrets.is_some())
+    .then(|| {
         Box::new(EntryRare {
             title: spec.title.map(String::into_boxed_str),
             summary,
             changes_fn,
+            state_secrets,
         })
     });
     Ok(ToolEntry {

@@ -195,6 +195,9 @@ pub struct ToolSpec {
     pub(crate) handler: Option<Handler>,
     pub(crate) stale_check: Option<StaleCheck>,
     pub(crate) changes_fn: Option<ChangesFn>,
+    /// The sensitive values of the state the tool works on (a form's values): part
+    /// of every call's secret set.
+    pub(crate) state_secrets: Option<crate::sensitive::StateSecretsFn>,
     /// Summary placeholders name Rust fields (the macro), mapped to JSON names at
     /// registration.
     pub(crate) rust_names: bool,
@@ -229,6 +232,7 @@ impl ToolSpec {
             handler: None,
             stale_check: None,
             changes_fn: None,
+            state_secrets: None,
             rust_names: false,
             uses_context: true,
         }
@@ -367,6 +371,36 @@ impl ToolSpec {
     /// key its schema does not list, at every depth, whatever
     /// [`allow_unknown_fields`](crate::ToolmarkBuilder::allow_unknown_fields) says;
     /// keys inside a sensitive map are secrets too (`[redacted]` in issue paths).
+    ///
+    /// The values at these paths (and any value under a key the schema does not
+    /// list, which serde could read into one by an alias) are the call's secrets:
+    /// everything that leaves the runtime toward an observer — the outcome, the
+    /// bridge message, events, `tracing` fields, provider results, MCP results,
+    /// refusal issues, recorded span arguments — is built with them scrubbed
+    /// (`"[redacted]"`), the tool's own output and error messages included.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolmark::{CallOptions, Caller, Effect, ToolSpec, Toolmark};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let tm = Toolmark::builder().build().unwrap();
+    /// tm.register(
+    ///     ToolSpec::new("check", "Check a PIN")
+    ///         .input_schema(json!({"type": "object", "properties": {"pin": {"type": "string"}}}))
+    ///         .effect(Effect::Read)
+    ///         .sensitive(["pin"])
+    ///         // A careless tool that echoes its input.
+    ///         .handler(|_ctx, input| async move { Ok(json!({"you sent": input})) }),
+    ///     Default::default(),
+    /// ).unwrap();
+    /// let out = tm.call("check", json!({"pin": "7310"}), CallOptions::new(Caller::InApp)).await;
+    /// assert_eq!(out.output(), Some(&json!({"you sent": {"pin": "[redacted]"}})));
+    /// // A key the schema does not list is refused, its value never shown.
+    /// let out = tm.call("check", json!({"PIN": "7310"}), CallOptions::new(Caller::InApp)).await;
+    /// assert!(!serde_json::to_string(&out).unwrap().contains("7310"));
+    /// # }
+    /// ```
     #[must_use]
     pub fn sensitive<I, S>(mut self, paths: I) -> Self
     where

@@ -27,6 +27,10 @@ pub(crate) struct Listing {
 pub(crate) struct Catalog {
     pub(crate) tm: Toolmark,
     listing: Mutex<Option<Arc<Listing>>>,
+    /// Every browser name given so far: a name keeps its tool across manifest
+    /// versions (a page that registered it under an older list reaches that tool
+    /// or none, never another), and only a newcomer gets a new name.
+    book: Mutex<NameMap>,
 }
 
 impl Catalog {
@@ -34,6 +38,7 @@ impl Catalog {
         Catalog {
             tm,
             listing: Mutex::new(None),
+            book: Mutex::new(NameMap::default()),
         }
     }
 
@@ -44,19 +49,19 @@ impl Catalog {
                 return Arc::clone(l);
             }
         }
-        let listing = Arc::new(build(&self.tm, version));
+        let listing = Arc::new(build(&self.tm, version, &mut lock(&self.book)));
         *lock(&self.listing) = Some(Arc::clone(&listing));
         listing
     }
 }
 
-fn build(tm: &Toolmark, version: u64) -> Listing {
+fn build(tm: &Toolmark, version: u64, book: &mut NameMap) -> Listing {
     // With its own confirm handler a page sees every visible tool it is
     // allowed; without, what the app's confirmation paths allow (its handler,
     // or a policy that decides without asking).
     let all = tm.inner.manifest_with_handler(Caller::WebMcp);
     let plain = tm.manifest_shared(Caller::WebMcp);
-    let names = NameMap::for_target(Target::WebMcp, all.iter().map(|t| t.name.as_str()));
+    let names = NameMap::assign(Target::WebMcp, all.iter().map(|t| t.name.as_str()), book);
     let describe = |infos: &mut dyn Iterator<Item = &ToolInfo>| -> Vec<Value> {
         infos
             .map(|info| descriptor(info, names.to_provider(&info.name).unwrap_or(&info.name)))
@@ -176,5 +181,31 @@ mod tests {
                 "{effect:?}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_browser_name_keeps_its_tool_when_a_newcomer_would_take_it() {
+        let tm = Toolmark::builder().build().unwrap();
+        let read = |name: &str| {
+            crate::ToolSpec::new(name, "A tool")
+                .effect(Effect::Read)
+                .handler(|_ctx, input| async move { Ok(input) })
+        };
+        let scope = "s".repeat(200);
+        tm.scope(&scope).register(read("tool")).unwrap();
+        let long = format!("{scope}.tool");
+        let catalog = Catalog::new(tm.clone());
+        let first = catalog.listing();
+        let shown = first.names.to_provider(&long).unwrap().to_owned();
+        assert_eq!(shown.len(), 128);
+        // A tool registered later under exactly the name the page was shown.
+        tm.register(read(&shown), Default::default()).unwrap();
+        let second = catalog.listing();
+        assert!(second.version > first.version);
+        // The page's name still reaches the tool it was shown for, never the newcomer.
+        assert_eq!(second.names.to_toolmark(&shown), Some(long.as_str()));
+        let newcomer = second.names.to_provider(&shown).unwrap();
+        assert_ne!(newcomer, shown);
+        assert_eq!(second.names.to_toolmark(newcomer), Some(shown.as_str()));
     }
 }

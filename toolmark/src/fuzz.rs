@@ -1,66 +1,28 @@
-//! Shim for the fuzz targets: compiles toolmark's crate-private `sensitive` module on its
-//! own (the same way its unit tests can be run in a scratch crate), with stand-ins for
-//! the two crate items it names, `crate::Issue` and `crate::confirm::Change`, and
-//! exposes one checking function per fuzz target.
+//! Entry points of the fuzz targets in `fuzz/` (feature `fuzz`; not part of the
+//! public API): each takes the fuzzer's bytes, drives the crate's real private
+//! modules, and panics when an invariant breaks.
+//!
+//! - [`check_path`]: the sensitive-path parser, schema resolution, location
+//!   matching and message rewriting, on any text.
+//! - [`check_restore`]: redaction and the restore rule, on paths, an input and an
+//!   approver's edit.
+//! - [`check_decode`]: the tracked decode, with alias and unknown keys, against
+//!   serde_json's own decode; and the secret set of the call: no value the decode
+//!   can read at a sensitive path (aliases included) reaches its refusal or its
+//!   recorded arguments.
 
-#![forbid(unsafe_code)]
-#![allow(dead_code, unused_imports)]
-
+use serde::de::{Error as _, Unexpected};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-/// Stand-in for `toolmark::outcome` (same fields as the real `Issue`).
-pub mod outcome {
-    use serde::{Deserialize, Serialize};
-
-    /// One problem with an input, at a dotted path.
-    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-    pub struct Issue {
-        /// Where the problem is (`cards.0.cvc`); `""` is the whole input.
-        pub path: String,
-        /// What is wrong.
-        pub message: String,
-    }
-
-    impl Issue {
-        /// An issue at `path`.
-        pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-            Issue {
-                path: path.into(),
-                message: message.into(),
-            }
-        }
-    }
-}
-
-/// Stand-in for `toolmark::confirm` (same fields as the real `Change`).
-pub mod confirm {
-    use serde::{Deserialize, Serialize};
-    use serde_json::Value;
-
-    /// One change a confirmation shows: the value at `path` before and after.
-    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-    pub struct Change {
-        /// Where the change is, dotted.
-        pub path: String,
-        /// The value before (`None`: it did not exist).
-        #[serde(default)]
-        pub before: Option<Value>,
-        /// The value after (`None`: it is removed).
-        #[serde(default)]
-        pub after: Option<Value>,
-    }
-}
-
-pub use outcome::Issue;
-
-#[path = "../../toolmark/src/sensitive/mod.rs"]
-mod sensitive;
-
-use confirm::Change;
-use sensitive::{
-    mark_write_only, resolve_path, scrub, withhold_value, Matcher, NameMode, Seg, SensitivePath,
-    REDACTED, REENTER,
+use crate::call::input::decode_typed;
+use crate::call::outcome::Refusal;
+use crate::payload::Change;
+use crate::sensitive::{
+    declared_names, mark_write_only, resolve_all, resolve_path, scrub, withhold_value, KeyTree,
+    Matcher, NameMode, SecretSet, Seg, SensitivePath, REDACTED, REENTER,
 };
+use crate::Outcome;
 
 /// A schemars-1.x-shaped input schema to resolve fuzzed paths against.
 fn schema() -> Value {
@@ -83,8 +45,8 @@ fn schema() -> Value {
     })
 }
 
-/// Fuzz target `sensitive_path`: any text as a sensitive path, a location and a serde
-/// message. Panics on a broken invariant.
+/// Target `sensitive_path`: any text as a sensitive path, a location and a serde
+/// message.
 pub fn check_path(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -119,9 +81,9 @@ pub fn check_path(data: &[u8]) {
     ]);
     let _ = m.matches(text);
     let _ = m.redact_at(text, &json!({ "cvc": "1", "cards": [{ "cvc": "2" }] }));
+    let _ = m.redact_location(text);
     let _ = withhold_value(text);
     // serde's messages never quote the value after withhold_value.
-    use serde::de::{Error as _, Unexpected};
     let typed = serde_json::Error::invalid_type(Unexpected::Str(text), &"u32").to_string();
     assert_eq!(
         withhold_value(&typed),
@@ -170,6 +132,10 @@ pub fn check_path(data: &[u8]) {
     if !half.is_empty() && !half.chars().any(|c| REDACTED.contains(c)) {
         assert!(!clean.contains(half.as_str()), "{text:?} -> {clean:?}");
     }
+    // Bounding keeps at most the limit, on a character boundary.
+    let mut cut = text.to_owned();
+    crate::sensitive::bound(&mut cut, 16);
+    assert!(cut.chars().count() <= 16);
 }
 
 /// The sensitive paths on the first line of a `restore` input.
@@ -198,9 +164,8 @@ fn pointers(v: &Value, at: String, out: &mut Vec<(String, Value)>) {
     out.push((at, v.clone()));
 }
 
-/// Fuzz target `restore`: three lines — sensitive paths (space separated; `!` means
-/// unreadable), the original input (JSON), the approver's edit (JSON). Panics on a
-/// broken invariant.
+/// Target `restore`: three lines — sensitive paths (space separated; `!` means
+/// unreadable), the original input (JSON), the approver's edit (JSON).
 pub fn check_restore(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -269,4 +234,146 @@ pub fn check_restore(data: &[u8]) {
         }
     }
     let _ = m.restore_changes(&changes, edited);
+}
+
+/// The input type the decode target decodes: a sensitive `cvc` with a serde
+/// alias, rows whose sensitive `number` has one too, an optional list.
+#[derive(Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+struct Payment {
+    holder: String,
+    #[serde(alias = "security_code")]
+    cvc: String,
+    #[serde(default)]
+    rows: Vec<Row>,
+}
+
+#[derive(Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+struct Row {
+    #[serde(alias = "pan")]
+    number: String,
+    tags: Option<Vec<u8>>,
+}
+
+/// The keys serde reads into a sensitive field of [`Payment`], where they are.
+fn sensitive_values<'v>(input: &'v Value, out: &mut Vec<&'v str>) {
+    let Value::Object(map) = input else { return };
+    for key in ["cvc", "security_code"] {
+        leaf_strings(map.get(key), out);
+    }
+    if let Some(Value::Array(rows)) = map.get("rows") {
+        for row in rows {
+            if let Value::Object(row) = row {
+                for key in ["number", "pan"] {
+                    leaf_strings(row.get(key), out);
+                }
+            }
+        }
+    }
+}
+
+fn leaf_strings<'v>(v: Option<&'v Value>, out: &mut Vec<&'v str>) {
+    match v {
+        Some(Value::String(s)) => out.push(s),
+        Some(Value::Array(items)) => items.iter().for_each(|i| leaf_strings(Some(i), out)),
+        Some(Value::Object(m)) => m.values().for_each(|i| leaf_strings(Some(i), out)),
+        _ => {}
+    }
+}
+
+/// `input` with every value [`sensitive_values`] finds replaced by `"Z"`.
+fn blanked(input: &Value) -> Value {
+    fn blank(v: &mut Value) {
+        match v {
+            Value::String(s) => *s = "Z".to_owned(),
+            Value::Array(items) => items.iter_mut().for_each(blank),
+            Value::Object(m) => m.values_mut().for_each(blank),
+            _ => {}
+        }
+    }
+    let mut out = input.clone();
+    if let Value::Object(map) = &mut out {
+        for key in ["cvc", "security_code"] {
+            if let Some(v) = map.get_mut(key) {
+                blank(v);
+            }
+        }
+        if let Some(Value::Array(rows)) = map.get_mut("rows") {
+            for row in rows {
+                if let Value::Object(row) = row {
+                    for key in ["number", "pan"] {
+                        if let Some(v) = row.get_mut(key) {
+                            blank(v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What an observer reads of a call of the decode target with `input`: its refusal
+/// (if the key check or the decode refuse it) and its recorded arguments.
+fn observed(input: &Value, matcher: &Matcher, keys: &KeyTree) -> String {
+    let set = SecretSet::of_call(matcher, input, Some(keys), None);
+    let found = keys.check(input, 20);
+    let issues = if found.issues.is_empty() {
+        decode_typed::<Payment>(input, false)
+            .err()
+            .unwrap_or_default()
+    } else {
+        found.issues
+    };
+    let outcome = set.outcome(Outcome::Refused(Refusal::invalid(set.issues(issues))));
+    let arguments = set.arguments(input, Some(keys));
+    format!(
+        "{} {:?} {}",
+        serde_json::to_string(outcome.get()).unwrap_or_default(),
+        outcome.get(),
+        arguments.get()
+    )
+}
+
+/// Target `decode`: any JSON value as a call's input. The tracked decode agrees
+/// with serde_json's (same success, same value; unknown fields reported only when
+/// asked); and a value serde can read into a sensitive field (under its name or an
+/// alias) never reaches the refusal or the recorded arguments, unless the same
+/// text is there when those values are blanked (it is then the message's own).
+pub fn check_decode(data: &[u8]) {
+    let Ok(input) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    let reference = serde_json::from_value::<Payment>(input.clone()).ok();
+    let tracked = decode_typed::<Payment>(&input, true).ok();
+    assert_eq!(
+        tracked, reference,
+        "the tracked decode disagrees with serde_json"
+    );
+    if let Ok(strict) = decode_typed::<Payment>(&input, false) {
+        assert_eq!(Some(&strict), reference.as_ref());
+    }
+
+    let schema = crate::call::input::schema_for::<Payment>();
+    let paths = resolve_all(
+        &["cvc".to_owned(), "rows[].number".to_owned()],
+        &schema,
+        NameMode::Json,
+    )
+    .expect("the target's paths resolve");
+    let matcher = Matcher::with_names(paths, declared_names(&schema));
+    let keys = KeyTree::compile(&schema).expect("the target's schema compiles");
+    let text = observed(&input, &matcher, &keys);
+    let vocabulary = observed(&blanked(&input), &matcher, &keys);
+    let mut secrets = Vec::new();
+    sensitive_values(&input, &mut secrets);
+    for s in secrets {
+        // A value with a bracket could be re-formed around a placeholder.
+        let checkable = s.chars().count() >= 4 && !s.contains(['[', ']']);
+        if checkable && !vocabulary.contains(s) {
+            assert!(
+                !text.contains(s),
+                "the sensitive value {s:?} reached an observer: {text}"
+            );
+        }
+    }
 }
