@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
@@ -18,12 +19,15 @@ use super::client::{from_rmcp, McpClient, Notes, SessionLevel};
 use super::elicit::ElicitHandler;
 use super::list::Catalog;
 use super::result::call_result;
+use super::stateless;
 use super::Config;
 use crate::{CallOptions, Caller, RefusalCode};
 
-/// The newest MCP revision this server speaks: the last one with an
-/// `initialize` handshake and sessions.
-const MAX_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+/// The newest MCP revision this server speaks (stateless: no `initialize`).
+const MAX_VERSION: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+/// The newest revision with an `initialize` handshake and sessions: what an
+/// `initialize` from a client that asks for a newer one falls back to.
+const MAX_SESSION_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
 /// One MCP session's handler (from [`McpServer::session`](super::McpServer::session)):
 /// an rmcp [`ServerHandler`] to serve on any rmcp transport.
@@ -93,7 +97,7 @@ impl ServerHandler for McpSession {
             self.config.name.clone(),
             self.config.version.clone(),
         ))
-        .with_protocol_version(MAX_VERSION);
+        .with_protocol_version(MAX_SESSION_VERSION);
         if let Some(text) = &self.config.instructions {
             info = info.with_instructions(text.clone());
         }
@@ -117,10 +121,31 @@ impl ServerHandler for McpSession {
         self.catalog.add_peer(context.peer);
     }
 
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        stateless::accepted(requested)
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        stateless::listen(Arc::clone(&self.catalog), subscription).await;
+        Ok(())
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        let listing = self.catalog.listing();
+        let i = listing
+            .tools
+            .binary_search_by(|t| t.name.as_ref().cmp(name))
+            .ok()?;
+        Some(listing.tools[i].clone())
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let listing = self.catalog.listing();
         let start = match request.and_then(|r| r.cursor) {
@@ -135,6 +160,9 @@ impl ServerHandler for McpSession {
         let mut result = ListToolsResult::with_all_items(listing.tools[start..end].to_vec());
         if end < listing.tools.len() {
             result.next_cursor = Some(end.to_string());
+        }
+        if stateless::is_modern(&context) {
+            stateless::cache_hints(&mut result, self.config.list_ttl_ms);
         }
         Ok(result)
     }

@@ -209,7 +209,10 @@ impl McpServer {
         let config = StreamableHttpServerConfig::default()
             .disable_allowed_hosts()
             .disable_allowed_origins()
-            .with_max_request_body_bytes(limit);
+            .with_max_request_body_bytes(limit)
+            // 2026-07-28 requests: a plain JSON reply when the call sends no
+            // notification (progress, log), SSE only when it does.
+            .with_json_response(true);
         let service = StreamableHttpService::new(
             move || Ok(server.session()),
             Arc::new(LocalSessionManager::default()),

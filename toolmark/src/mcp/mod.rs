@@ -60,6 +60,7 @@ mod handler;
 mod http;
 mod list;
 mod result;
+mod stateless;
 
 use std::fmt;
 use std::sync::Arc;
@@ -70,6 +71,9 @@ pub use elicit::Elicitation;
 pub use handler::McpSession;
 pub use http::HttpOptions;
 pub use result::call_result;
+
+/// The default `ttlMs` of a 2026-07-28 tools/list.
+const DEFAULT_LIST_TTL_MS: u64 = 60_000;
 
 /// Where a session's [`Toolmark`] comes from.
 #[derive(Clone)]
@@ -109,6 +113,8 @@ pub(crate) struct Config {
     pub(crate) instructions: Option<String>,
     /// A session's log level until its client sends `logging/setLevel`.
     pub(crate) log_level: LogLevel,
+    /// The `ttlMs` of a 2026-07-28 tools/list.
+    pub(crate) list_ttl_ms: u64,
 }
 
 impl McpServer {
@@ -136,6 +142,7 @@ impl McpServer {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 instructions: None,
                 log_level: LogLevel::Debug,
+                list_ttl_ms: DEFAULT_LIST_TTL_MS,
             }),
         }
     }
@@ -155,6 +162,7 @@ impl McpServer {
                     version: c.version.clone(),
                     instructions: c.instructions.clone(),
                     log_level: c.log_level,
+                    list_ttl_ms: c.list_ttl_ms,
                 };
                 f(&mut copy);
                 self.config = Arc::new(copy);
@@ -186,6 +194,17 @@ impl McpServer {
     #[must_use]
     pub fn page_size(self, n: usize) -> Self {
         self.edit(|c| c.page_size = n.max(1))
+    }
+
+    /// How long a 2026-07-28 client may use a tools/list it got before it lists
+    /// again (its `ttlMs`; default 60 s). A client that listens
+    /// (`subscriptions/listen`) or keeps a 2025-11-25 session is told of a change
+    /// at once; on another instance a change shows in that instance's next list,
+    /// so a client that only caches sees it within this time.
+    #[must_use]
+    pub fn list_ttl(self, ttl: std::time::Duration) -> Self {
+        let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        self.edit(|c| c.list_ttl_ms = ms)
     }
 
     /// The level of [`ToolContext::log`](crate::ToolContext::log) messages a
