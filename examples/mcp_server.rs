@@ -5,6 +5,20 @@
 //! cargo run --features mcp --example mcp_server -- --http 127.0.0.1:8931   # http://127.0.0.1:8931/mcp
 //! ```
 //!
+//! Flags:
+//!
+//! - `--http ADDR`: Streamable HTTP on `ADDR` (path `/mcp`) instead of stdio. It
+//!   serves 2026-07-28 clients statelessly and 2025-11-25 clients in sessions.
+//! - `--confirm-by-elicitation`: `pay.send` is confirmed by the calling client
+//!   (and its user) instead of the app's rule below: a multi round-trip request
+//!   for a 2026-07-28 client (the approval may edit `to` and `amount`), an
+//!   elicitation for a 2025-11-25 one.
+//! - `--redis URL` (needs the `redis` feature): pending confirmations in a
+//!   shared `RedisStore`, sealed with the 32-byte key in `TOOLMARK_SEAL_KEY` (64
+//!   hex digits, the same on every instance), and the admin flag shared by pub/sub:
+//!   run three of these on three ports behind any load balancer and a client may
+//!   reach any of them on each request.
+//!
 //! Tools: `notes.list` (read), `notes.add` (write), `notes.purge` (destructive),
 //! `pay.send` (consequential, its `card` sensitive), `slow.count` (a long call
 //! with progress), `settings.admin_mode` (shows or hides the `admin` scope and
@@ -16,7 +30,7 @@
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use toolmark::mcp::McpServer;
+use toolmark::mcp::{Elicitation, McpServer};
 use toolmark::{tool, ConfirmRequest, Decision, Scope, State, ToolContext, ToolError, Toolmark};
 
 #[derive(Default)]
@@ -24,11 +38,17 @@ struct Notes {
     items: Mutex<Vec<String>>,
 }
 
-/// The `admin` scope, which `settings.admin_mode` shows and hides.
+/// The `admin` scope, which `settings.admin_mode` shows and hides (and, with
+/// `--redis`, the connection that tells the other instances).
 #[derive(Default)]
 struct Admin {
     scope: OnceLock<Scope>,
+    #[cfg(feature = "redis")]
+    publisher: OnceLock<redis::aio::MultiplexedConnection>,
 }
+
+#[cfg(feature = "redis")]
+const ADMIN_CHANNEL: &str = "toolmark-notes:admin";
 
 /// List the notes.
 #[tool(scope = "notes", read_only, title = "List notes")]
@@ -107,6 +127,15 @@ async fn admin_mode(admin: State<Admin>, on: bool) -> bool {
     if let Some(scope) = admin.scope.get() {
         scope.set_when(on);
     }
+    #[cfg(feature = "redis")]
+    if let Some(conn) = admin.publisher.get() {
+        let mut conn = conn.clone();
+        let _: Result<i64, _> = redis::cmd("PUBLISH")
+            .arg(ADMIN_CHANNEL)
+            .arg(if on { "on" } else { "off" })
+            .query_async(&mut conn)
+            .await;
+    }
     on
 }
 
@@ -125,31 +154,118 @@ async fn confirm(request: ConfirmRequest) -> Decision {
     }
 }
 
+fn flag(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .map(|i| args.get(i + 1).cloned().unwrap_or_default())
+}
+
+/// `TOOLMARK_SEAL_KEY`: 64 hex digits.
+fn seal_key() -> Result<[u8; 32], Box<dyn std::error::Error>> {
+    let hex = std::env::var("TOOLMARK_SEAL_KEY").map_err(|_| {
+        "--redis needs TOOLMARK_SEAL_KEY (64 hex digits, the same on every instance)"
+    })?;
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2).unwrap_or("x"), 16))
+        .collect::<Result<Vec<u8>, _>>()?;
+    bytes
+        .try_into()
+        .map_err(|_| "TOOLMARK_SEAL_KEY must be 64 hex digits".into())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let tm = Toolmark::builder()
+    let args: Vec<String> = std::env::args().collect();
+    let redis_url = flag(&args, "--redis");
+    let mut builder = Toolmark::builder()
         .state(Notes::default())
         .state(Admin::default())
-        .confirm_handler(confirm)
-        .build()?;
+        .confirm_handler(confirm);
+    if let Some(url) = &redis_url {
+        builder = with_redis(builder, url).await?;
+    }
+    let tm = builder.build()?;
     tm.register_collected()?;
     let admin = tm.scope_at("admin");
     admin.set_when(false);
     if let Some(state) = tm.state::<Admin>() {
-        let _ = state.scope.set(admin);
+        let _ = state.scope.set(admin.clone());
+        if let Some(url) = &redis_url {
+            share_admin_flag(url, admin, state).await?;
+        }
     }
 
-    let server = McpServer::new(tm).server_info("toolmark-notes", env!("CARGO_PKG_VERSION"));
-    let args: Vec<String> = std::env::args().collect();
-    match args.iter().position(|a| a == "--http") {
-        Some(i) => {
-            let addr = args.get(i + 1).map_or("127.0.0.1:8931", String::as_str);
-            let listener = tokio::net::TcpListener::bind(addr).await?;
+    let mut server = McpServer::new(tm).server_info("toolmark-notes", env!("CARGO_PKG_VERSION"));
+    if args.iter().any(|a| a == "--confirm-by-elicitation") {
+        server = server.confirm_by_elicitation(Elicitation::consequential().edits());
+    }
+    match flag(&args, "--http") {
+        Some(addr) => {
+            let addr = if addr.is_empty() {
+                "127.0.0.1:8931".to_owned()
+            } else {
+                addr
+            };
+            let listener = tokio::net::TcpListener::bind(&addr).await?;
             // The tests read this line for the port.
             eprintln!("listening on http://{}/mcp", listener.local_addr()?);
             server.serve_listener(listener).await?;
         }
         None => server.serve_stdio().await?,
     }
+    Ok(())
+}
+
+#[cfg(feature = "redis")]
+async fn with_redis(
+    builder: toolmark::ToolmarkBuilder,
+    url: &str,
+) -> Result<toolmark::ToolmarkBuilder, Box<dyn std::error::Error>> {
+    let store = toolmark::store::RedisStore::connect(url).await?;
+    Ok(builder.confirm_store(store).seal_key(seal_key()?))
+}
+
+/// The admin flag is app state: with several instances, `settings.admin_mode`
+/// publishes it and every instance shows or hides its `admin` scope, so the
+/// next tools/list on any of them agrees.
+#[cfg(feature = "redis")]
+async fn share_admin_flag(
+    url: &str,
+    admin: Scope,
+    state: std::sync::Arc<Admin>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use futures_util::StreamExt;
+    let client = redis::Client::open(url)?;
+    let mut sub = client.get_async_pubsub().await?;
+    sub.subscribe(ADMIN_CHANNEL).await?;
+    let publisher = client.get_multiplexed_async_connection().await?;
+    let _ = state.publisher.set(publisher);
+    tokio::spawn(async move {
+        let mut messages = sub.into_on_message();
+        while let Some(m) = messages.next().await {
+            if let Ok(text) = m.get_payload::<String>() {
+                admin.set_when(text == "on");
+            }
+        }
+    });
+    Ok(())
+}
+
+#[cfg(not(feature = "redis"))]
+async fn with_redis(
+    _builder: toolmark::ToolmarkBuilder,
+    _url: &str,
+) -> Result<toolmark::ToolmarkBuilder, Box<dyn std::error::Error>> {
+    let _ = seal_key;
+    Err("--redis needs the example built with the `redis` feature".into())
+}
+
+#[cfg(not(feature = "redis"))]
+async fn share_admin_flag(
+    _url: &str,
+    _admin: Scope,
+    _state: std::sync::Arc<Admin>,
+) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }

@@ -72,6 +72,10 @@ pub struct CallOptions {
     pub(crate) reach: Option<Arc<Reach>>,
     /// The client session the call belongs to (for session-remembered decisions).
     pub(crate) session: Option<Arc<str>>,
+    /// Defer this call's confirmation (`needs_confirmation`) whatever the
+    /// caller's mode: a transport that asks its client in another round trip
+    /// (MCP's multi round-trip requests, see `confirm/external.rs`).
+    pub(crate) defer: bool,
 }
 
 impl CallOptions {
@@ -85,6 +89,7 @@ impl CallOptions {
             confirm: None,
             reach: None,
             session: None,
+            defer: false,
         }
     }
 
@@ -309,7 +314,9 @@ impl Inner {
                 // The remembered decisions (some in the store), then ask.
                 match Box::pin(remembered_gate(self, &entry, caller, ask)).await {
                     Gate::Done(outcome) => outcome,
-                    Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
+                    Gate::Ask(ask)
+                        if opts.defer || self.config.mode(caller) == ConfirmMode::Deferred =>
+                    {
                         Box::pin(crate::store::flow::defer(
                             self, &entry, caller, input, decoded, ask,
                         ))
@@ -424,7 +431,7 @@ impl Inner {
             ));
         };
         // 2. allow
-        if let Err(r) = self.allow(&entry, caller, opts.confirm.is_some()) {
+        if let Err(r) = self.allow(&entry, caller, opts.confirm.is_some() || opts.defer) {
             return Front::Done(r.into());
         }
         let inline = entry.guarded() && caller != Caller::Human;
@@ -451,7 +458,9 @@ impl Inner {
                         ask,
                     };
                 }
-                Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
+                Gate::Ask(ask)
+                    if opts.defer || self.config.mode(caller) == ConfirmMode::Deferred =>
+                {
                     return Front::Done(crate::confirm::defer(
                         self, &entry, caller, input, decoded, ask,
                     ));

@@ -197,6 +197,19 @@ impl Toolmark {
     pub async fn confirm_pending(&self, confirm_id: &str, decision: impl Into<Answer>) -> Outcome {
         let (decision, by, remember_for) = decision.into().into_parts();
         let approver = Approver::app(by.as_deref());
+        self.answer_pending(confirm_id, decision, approver, remember_for)
+            .await
+    }
+
+    /// [`confirm_pending`](Self::confirm_pending) with who answered said by the
+    /// caller of this crate-internal path (a client, through MCP).
+    pub(crate) async fn answer_pending(
+        &self,
+        confirm_id: &str,
+        decision: Decision,
+        approver: Approver,
+        remember_for: Option<super::policy::For>,
+    ) -> Outcome {
         let inner = &self.inner;
         if let Some(shared) = &inner.shared {
             return crate::store::flow::confirm_pending(

@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::client::{from_rmcp, McpClient, Notes, SessionLevel};
 use super::elicit::ElicitHandler;
 use super::list::Catalog;
+use super::mrtr;
 use super::result::call_result;
 use super::stateless;
 use super::Config;
@@ -188,25 +189,66 @@ impl ServerHandler for McpSession {
             let n = Arc::clone(&notes);
             options = options.on_progress(move |p| n.progress(p));
         }
-        let (n, level) = (Arc::clone(&notes), self.level.clone());
-        options = options.on_log(move |m| {
-            if level.lets_through(m.level) {
-                n.log(m);
-            }
-        });
+        let modern = stateless::is_modern(&context);
+        // 2026-07-28: log messages only for a request that opts in with a level
+        // in its `_meta`; a session's level otherwise.
+        let level = if modern {
+            context
+                .meta
+                .log_level()
+                .map(|l| SessionLevel::new(from_rmcp(l)))
+        } else {
+            Some(self.level.clone())
+        };
+        if let Some(level) = level {
+            let n = Arc::clone(&notes);
+            options = options.on_log(move |m| {
+                if level.lets_through(m.level) {
+                    n.log(m);
+                }
+            });
+        }
         if let Some(client) = McpClient::of(&context.peer) {
             options = options.client(client);
         }
-        if let (Some(policy), Some(k)) = (&self.config.elicitation, &known) {
-            if policy.covers(name, k.effect)
-                && !context.peer.supported_elicitation_modes().is_empty()
-            {
+        let covered = match (&self.config.elicitation, &known) {
+            (Some(policy), Some(k)) => policy.covers(name, k.effect).then_some(policy),
+            _ => None,
+        };
+        let outcome = match (covered, &self.config.handles) {
+            // 2026-07-28: confirmation by a multi round-trip request.
+            (Some(policy), Some(sealer)) if modern && mrtr::elicits(&context) => {
+                let edit_schema = policy
+                    .allows_edits()
+                    .then(|| self.get_tool(name).map(|t| t.input_schema))
+                    .flatten();
+                let call = mrtr::Call {
+                    tm: &self.catalog.tm,
+                    sealer,
+                    name,
+                    args: input,
+                    principal: mrtr::principal(&context),
+                    request_state: request.request_state,
+                    input_responses: request.input_responses,
+                    edit_schema: edit_schema.as_deref(),
+                };
+                match call.run(options).await {
+                    mrtr::Reply::InputRequired(r) => {
+                        notes.flush().await;
+                        return Ok(r.into());
+                    }
+                    mrtr::Reply::Outcome(o) => o,
+                }
+            }
+            // 2025-11-25: the session's client is asked while the call waits.
+            (Some(_), _) if !modern && !context.peer.supported_elicitation_modes().is_empty() => {
                 options = options.confirm_handler(ElicitHandler {
                     peer: context.peer.clone(),
                 });
+                self.catalog.tm.call(name, input, options).await
             }
-        }
-        let outcome = self.catalog.tm.call(name, input, options).await;
+            _ => self.catalog.tm.call(name, input, options).await,
+        };
         notes.flush().await;
         if outcome.refusal_code() == Some(RefusalCode::UnknownTool) {
             let message = outcome

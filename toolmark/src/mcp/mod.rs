@@ -59,6 +59,7 @@ mod elicit;
 mod handler;
 mod http;
 mod list;
+mod mrtr;
 mod result;
 mod stateless;
 
@@ -115,6 +116,10 @@ pub(crate) struct Config {
     pub(crate) log_level: LogLevel,
     /// The `ttlMs` of a 2026-07-28 tools/list.
     pub(crate) list_ttl_ms: u64,
+    /// Seals a multi round-trip request's `requestState`: the Toolmark's seal key
+    /// when it has one (so every instance opens it), else a key of this process
+    /// (`None` only if the OS random source failed: then no such round trips).
+    pub(crate) handles: Option<crate::store::Sealer>,
 }
 
 impl McpServer {
@@ -131,6 +136,11 @@ impl McpServer {
     }
 
     fn build(source: Source, shared_catalog: Option<Arc<list::Catalog>>) -> Self {
+        let handles = match &source {
+            Source::Shared(tm) => tm.inner.config.sealer.clone(),
+            Source::PerSession(_) => None,
+        }
+        .or_else(crate::store::Sealer::random);
         McpServer {
             config: Arc::new(Config {
                 source,
@@ -143,6 +153,7 @@ impl McpServer {
                 instructions: None,
                 log_level: LogLevel::Debug,
                 list_ttl_ms: DEFAULT_LIST_TTL_MS,
+                handles,
             }),
         }
     }
@@ -163,6 +174,7 @@ impl McpServer {
                     instructions: c.instructions.clone(),
                     log_level: c.log_level,
                     list_ttl_ms: c.list_ttl_ms,
+                    handles: c.handles.clone(),
                 };
                 f(&mut copy);
                 self.config = Arc::new(copy);

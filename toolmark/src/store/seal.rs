@@ -74,6 +74,39 @@ impl Sealer {
         }
     }
 
+    /// A sealer under a fresh random key (for handles that only this process
+    /// opens). `None` only when the OS random source fails.
+    pub(crate) fn random() -> Option<Self> {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).ok()?;
+        Some(Sealer::new(&key))
+    }
+
+    /// `plain` sealed whole, bound to `aad` (which is not stored): `nonce:ciphertext`,
+    /// hex. `None` only when the OS random source fails.
+    pub(crate) fn seal_bytes(&self, aad: &[u8], plain: &[u8]) -> Option<String> {
+        use aes_gcm::aead::{Aead, Payload};
+        let mut nonce = [0u8; 12];
+        getrandom::fill(&mut nonce).ok()?;
+        let ct = self
+            .cipher
+            .encrypt((&nonce).into(), Payload { msg: plain, aad })
+            .ok()?;
+        Some(format!("{}:{}", hex(&nonce), hex(&ct)))
+    }
+
+    /// What [`seal_bytes`](Self::seal_bytes) sealed, when `text` is unchanged,
+    /// was sealed under this key, and `aad` is the same.
+    pub(crate) fn open_bytes(&self, aad: &[u8], text: &str) -> Option<Vec<u8>> {
+        use aes_gcm::aead::{Aead, Payload};
+        let (nonce, ct) = text.split_once(':')?;
+        let nonce: [u8; 12] = unhex(nonce)?.try_into().ok()?;
+        let ct = unhex(ct)?;
+        self.cipher
+            .decrypt((&nonce).into(), Payload { msg: &ct, aad })
+            .ok()
+    }
+
     /// `nonce:ciphertext`, hex. `None` only when the OS random source fails.
     pub(crate) fn seal(&self, id: &str, sealed: &Sealed) -> Option<String> {
         use aes_gcm::aead::{Aead, Payload};

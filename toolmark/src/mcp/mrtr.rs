@@ -1,0 +1,401 @@
+//! Confirmation by multi round-trip request (MCP 2026-07-28, SEP-2322).
+//!
+//! A 2026-07-28 client whose calls [`Elicitation`](super::Elicitation) covers
+//! gets, for a call that needs the user's approval, an `input_required` result:
+//! one elicitation (`inputRequests.confirm`: the summary, the changes and the
+//! input, redacted; approve with accept, reject with decline; a form of the
+//! editable fields when the policy allows edits) and a `requestState`. The call
+//! itself is a deferred confirmation in the toolmark's pending table or its
+//! [`ConfirmStore`](crate::store::ConfirmStore), so the retry may reach any
+//! instance that shares the store and the seal key.
+//!
+//! The `requestState` is a handle, never the confirmation's content: the
+//! confirm id and its expiry, sealed whole with AES-256-GCM, with the tool's
+//! name, the caller (the HTTP `Authorization` the request came with) and the
+//! arguments the client sent as associated data. A retry opens it only with the
+//! same tool, caller and arguments; a changed handle does not open; past its
+//! expiry (by the toolmark's clock) it is `confirmation_expired`; it is single
+//! use because the confirmation is (a replay is `confirmation_expired`); a
+//! retry without an answer is asked again and never runs.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    InputRequest, InputRequests, InputRequiredResult, InputResponses, JsonObject,
+};
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
+
+use crate::confirm::policy::Approver;
+use crate::store::Sealer;
+use crate::{
+    CallOptions, Caller, Decision, Issue, Outcome, PendingConfirmation, Refusal, RefusalCode,
+    ToolError, Toolmark,
+};
+
+/// The key of the confirmation in `inputRequests` / `inputResponses`.
+pub(crate) const CONFIRM_KEY: &str = "confirm";
+
+/// What a call answers a 2026-07-28 client: an outcome, or another round.
+pub(crate) enum Reply {
+    Outcome(Outcome),
+    InputRequired(InputRequiredResult),
+}
+
+/// The sealed content of a `requestState`.
+#[derive(Serialize, Deserialize)]
+struct Handle {
+    /// The pending confirmation's id.
+    id: String,
+    /// Its expiry, in milliseconds since the Unix epoch.
+    exp: u64,
+}
+
+/// Whether the request's client declared form elicitation (in its `_meta`).
+pub(crate) fn elicits(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some()
+}
+
+/// Who called, for the handle's binding: the request's `Authorization` header
+/// over HTTP (empty over stdio, where the process has one client).
+pub(crate) fn principal(context: &RequestContext<RoleServer>) -> String {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.headers.get(http::header::AUTHORIZATION))
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// JSON with every object's keys sorted: the same arguments give the same bytes
+/// whatever order the client sent them in.
+fn canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The associated data a handle is sealed with: purpose, tool, caller, arguments.
+fn binding(tool: &str, principal: &str, args: &Value) -> Vec<u8> {
+    let mut text = String::from("toolmark/mcp/request-state/v1\0");
+    text.push_str(tool);
+    text.push('\0');
+    text.push_str(principal);
+    text.push('\0');
+    canonical(args, &mut text);
+    text.into_bytes()
+}
+
+pub(crate) fn seal_handle(
+    sealer: &Sealer,
+    tool: &str,
+    principal: &str,
+    args: &Value,
+    id: &str,
+    exp: u64,
+) -> Option<String> {
+    let plain = serde_json::to_vec(&Handle {
+        id: id.to_owned(),
+        exp,
+    })
+    .ok()?;
+    sealer.seal_bytes(&binding(tool, principal, args), &plain)
+}
+
+fn open_handle(
+    sealer: &Sealer,
+    tool: &str,
+    principal: &str,
+    args: &Value,
+    text: &str,
+) -> Option<Handle> {
+    let plain = sealer.open_bytes(&binding(tool, principal, args), text)?;
+    serde_json::from_slice(&plain).ok()
+}
+
+fn bad_handle() -> Outcome {
+    Outcome::Refused(Refusal::invalid(vec![Issue::new(
+        "requestState",
+        "The requestState does not belong to this call (it was changed, or sent with other arguments or by another caller): call the tool again without it",
+    )]))
+}
+
+fn expired() -> Outcome {
+    Outcome::refused(
+        RefusalCode::ConfirmationExpired,
+        "No confirmation is pending for this requestState: it was already answered, it expired, or it never existed",
+    )
+}
+
+/// One call of a tool a 2026-07-28 client may confirm through elicitation.
+pub(crate) struct Call<'a> {
+    pub(crate) tm: &'a Toolmark,
+    pub(crate) sealer: &'a Sealer,
+    pub(crate) name: &'a str,
+    pub(crate) args: Value,
+    pub(crate) principal: String,
+    pub(crate) request_state: Option<String>,
+    pub(crate) input_responses: Option<InputResponses>,
+    /// The tool's input schema (for the edit form), when edits are allowed.
+    pub(crate) edit_schema: Option<&'a JsonObject>,
+}
+
+impl Call<'_> {
+    /// Make the call (first round) or answer its confirmation (a retry).
+    pub(crate) async fn run(self, options: CallOptions) -> Reply {
+        match &self.request_state {
+            None => self.first(options).await,
+            Some(state) => self.retry(state).await,
+        }
+    }
+
+    async fn first(&self, options: CallOptions) -> Reply {
+        let outcome = self
+            .tm
+            .call_deferring(self.name, self.args.clone(), options)
+            .await;
+        let Outcome::NeedsConfirmation {
+            confirm_id,
+            expires_at,
+            ..
+        } = &outcome
+        else {
+            return Reply::Outcome(outcome);
+        };
+        let exp = crate::store::to_ms(*expires_at);
+        let Some(state) = seal_handle(
+            self.sealer,
+            self.name,
+            &self.principal,
+            &self.args,
+            confirm_id,
+            exp,
+        ) else {
+            return Reply::Outcome(Outcome::Error(ToolError::new(
+                "The confirmation could not be sealed",
+            )));
+        };
+        match self.tm.pending_by_id(confirm_id).await {
+            Ok(Some(pending)) => Reply::InputRequired(self.ask(&pending, state)),
+            Ok(None) => Reply::Outcome(expired()),
+            Err(e) => Reply::Outcome(Outcome::refused(RefusalCode::Unavailable, e.to_string())),
+        }
+    }
+
+    async fn retry(&self, state: &str) -> Reply {
+        let Some(handle) = open_handle(self.sealer, self.name, &self.principal, &self.args, state)
+        else {
+            return Reply::Outcome(bad_handle());
+        };
+        if crate::store::to_ms(self.tm.inner.now()) >= handle.exp {
+            // Withdraw it now rather than leaving it to the sweeper.
+            let _ = self.tm.cancel_pending_async(&handle.id).await;
+            return Reply::Outcome(expired());
+        }
+        let answer = self
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(CONFIRM_KEY))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+        let pending = match self.tm.pending_by_id(&handle.id).await {
+            Ok(Some(p)) => p,
+            Ok(None) => return Reply::Outcome(expired()),
+            Err(e) => {
+                return Reply::Outcome(Outcome::refused(RefusalCode::Unavailable, e.to_string()))
+            }
+        };
+        let Some(answer) = answer else {
+            // No answer: ask again, run nothing.
+            return Reply::InputRequired(self.ask(&pending, state.to_owned()));
+        };
+        let decision = decision_of(&answer, &pending, self.edit_schema.is_some());
+        let approver = Approver::Client {
+            caller: Caller::Mcp,
+        };
+        Reply::Outcome(self.tm.answer_by(&handle.id, decision, approver).await)
+    }
+
+    /// The `input_required` result asking to confirm `pending`.
+    fn ask(&self, pending: &PendingConfirmation, state: String) -> InputRequiredResult {
+        let schema = self
+            .edit_schema
+            .map(|s| edit_form(s, &pending.input))
+            .unwrap_or_else(|| ElicitationSchema::new(Default::default()));
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message(pending),
+            requested_schema: schema,
+        };
+        let mut requests = InputRequests::new();
+        requests.insert(
+            CONFIRM_KEY.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(params)),
+        );
+        InputRequiredResult::new(Some(requests), Some(state))
+    }
+}
+
+/// The question: the summary, one line per change and the input, all redacted.
+pub(crate) fn message(p: &PendingConfirmation) -> String {
+    use std::fmt::Write;
+    let mut text = format!("Allow `{}`? {}", p.tool, p.summary);
+    for c in &p.changes {
+        let show = |v: &Option<Value>| {
+            v.as_ref()
+                .map_or_else(|| "(none)".to_owned(), ToString::to_string)
+        };
+        let _ = write!(
+            text,
+            "\n- {}: {} → {}",
+            c.path,
+            show(&c.before),
+            show(&c.after)
+        );
+    }
+    let _ = write!(text, "\nInput: {}", p.input);
+    text
+}
+
+/// A form of the input's editable fields (top-level strings, numbers, integers
+/// and booleans that are not sensitive), each with its current value.
+pub(crate) fn edit_form(input_schema: &JsonObject, shown: &Value) -> ElicitationSchema {
+    let mut properties = Map::new();
+    if let Some(Value::Object(props)) = input_schema.get("properties") {
+        for (name, prop) in props {
+            let Some(ty) = prop.get("type").and_then(Value::as_str) else {
+                continue;
+            };
+            if !matches!(ty, "string" | "integer" | "number" | "boolean")
+                || prop.get("writeOnly") == Some(&Value::Bool(true))
+            {
+                continue;
+            }
+            let mut field = json!({ "type": ty });
+            for key in ["title", "description"] {
+                if let Some(v) = prop.get(key) {
+                    field[key] = v.clone();
+                }
+            }
+            if let Some(v) = shown.get(name).filter(|v| !v.is_null()) {
+                field["default"] = v.clone();
+            }
+            properties.insert(name.clone(), field);
+        }
+    }
+    serde_json::from_value(json!({"type": "object", "properties": properties}))
+        .unwrap_or_else(|_| ElicitationSchema::new(Default::default()))
+}
+
+/// The decision an elicitation answer makes: accept approves (with the form's
+/// edits applied to the input the approver was shown, when edits are allowed);
+/// decline and cancel reject.
+fn decision_of(answer: &ElicitResult, pending: &PendingConfirmation, edits: bool) -> Decision {
+    match answer.action {
+        ElicitationAction::Accept => {
+            let mut decision = Decision::approve();
+            if let (true, Some(Value::Object(fields)), Value::Object(shown)) =
+                (edits, &answer.content, &pending.input)
+            {
+                let mut edited = shown.clone();
+                for (k, v) in fields {
+                    edited.insert(k.clone(), v.clone());
+                }
+                if &edited != shown {
+                    decision.input = Some(Value::Object(edited));
+                }
+            }
+            decision
+        }
+        ElicitationAction::Decline => {
+            Decision::reject_with("The user declined the call in the MCP client")
+        }
+        _ => Decision::reject_with("The user cancelled the confirmation"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handle_opens_only_with_its_tool_caller_and_arguments() {
+        let s = Sealer::new(&[3; 32]);
+        let args = json!({"to": "ada", "card": "4111-SECRET", "n": [1, {"b": 1, "a": 2}]});
+        let h = seal_handle(&s, "pay.send", "Bearer x", &args, "abc", 42).unwrap();
+        assert!(!h.contains("4111") && !h.contains("abc") && !h.contains("ada"));
+        let same_other_order =
+            json!({"n": [1, {"a": 2, "b": 1}], "card": "4111-SECRET", "to": "ada"});
+        let opened = open_handle(&s, "pay.send", "Bearer x", &same_other_order, &h).unwrap();
+        assert_eq!((opened.id.as_str(), opened.exp), ("abc", 42));
+        assert!(
+            open_handle(&s, "pay.other", "Bearer x", &args, &h).is_none(),
+            "other tool"
+        );
+        assert!(
+            open_handle(&s, "pay.send", "Bearer y", &args, &h).is_none(),
+            "other caller"
+        );
+        let other = json!({"to": "eve", "card": "4111-SECRET", "n": [1, {"b": 1, "a": 2}]});
+        assert!(
+            open_handle(&s, "pay.send", "Bearer x", &other, &h).is_none(),
+            "other args"
+        );
+        assert!(open_handle(&Sealer::new(&[4; 32]), "pay.send", "Bearer x", &args, &h).is_none());
+        let mut t = h.into_bytes();
+        let last = t.len() - 1;
+        t[last] = if t[last] == b'0' { b'1' } else { b'0' };
+        let t = String::from_utf8(t).unwrap();
+        assert!(
+            open_handle(&s, "pay.send", "Bearer x", &args, &t).is_none(),
+            "tampered"
+        );
+    }
+
+    #[test]
+    fn the_edit_form_has_the_plain_fields_with_their_values_and_no_secret() {
+        let schema = json!({"type": "object", "properties": {
+            "to": {"type": "string"}, "amount": {"type": "integer", "minimum": 0},
+            "card": {"type": "string", "writeOnly": true},
+            "tags": {"type": "array", "items": {"type": "string"}}
+        }});
+        let form = edit_form(
+            schema.as_object().unwrap(),
+            &json!({"to": "ada", "amount": 5, "card": "[redacted]", "tags": []}),
+        );
+        let v = serde_json::to_value(&form).unwrap();
+        assert_eq!(v["properties"]["to"]["default"], "ada");
+        assert_eq!(v["properties"]["amount"]["default"], 5);
+        assert!(v["properties"].get("card").is_none());
+        assert!(v["properties"].get("tags").is_none());
+    }
+}
