@@ -13,6 +13,8 @@
 //!   (and its user) instead of the app's rule below: a multi round-trip request
 //!   for a 2026-07-28 client (the approval may edit `to` and `amount`), an
 //!   elicitation for a 2025-11-25 one.
+//! - `--confirm-expiry-ms N`: how long a pending confirmation waits (default 10
+//!   minutes; the tests shorten it to see one expire).
 //! - `--redis URL` (needs the `redis` feature): pending confirmations in a
 //!   shared `RedisStore`, sealed with the 32-byte key in `TOOLMARK_SEAL_KEY` (64
 //!   hex digits, the same on every instance), and the admin flag shared by pub/sub:
@@ -182,6 +184,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .state(Notes::default())
         .state(Admin::default())
         .confirm_handler(confirm);
+    if let Some(ms) = flag(&args, "--confirm-expiry-ms") {
+        builder = builder.confirm_expiry(Duration::from_millis(ms.parse()?));
+    }
     if let Some(url) = &redis_url {
         builder = with_redis(builder, url).await?;
     }

@@ -13,7 +13,7 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     let p = match std::env::var_os("TOOLMARK_PYTHON") {
         Some(p) => PathBuf::from(p),
         None => root().join(".ci/venv/bin/python"),
@@ -33,7 +33,7 @@ fn python() -> Option<PathBuf> {
 }
 
 /// `target/<profile>/examples/mcp_server`, built by `cargo test` with the tests.
-fn example() -> PathBuf {
+pub(crate) fn example() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(|d| d.parent()).unwrap();
     let bin = dir.join("examples").join("mcp_server");
@@ -45,24 +45,25 @@ fn example() -> PathBuf {
     bin
 }
 
-fn run_client(py: &PathBuf, mode: &str, target: &str) {
+fn run_client(py: &PathBuf, mode: &str, target: &str, revision: &str) {
     let out = Command::new(py)
         .arg(root().join("tests/mcp/python_client.py"))
         .arg(mode)
         .arg(target)
+        .arg(revision)
         .output()
         .expect("python runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "python client ({mode}) failed:\n{stdout}\n{stderr}"
+        "python client ({mode}, {revision}) failed:\n{stdout}\n{stderr}"
     );
     assert!(stdout.contains("all checks passed"), "{stdout}\n{stderr}");
 }
 
 /// Kills the server when the test ends, however it ends.
-struct Server(Child);
+pub(crate) struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -71,17 +72,13 @@ impl Drop for Server {
     }
 }
 
-#[test]
-fn python_sdk_over_stdio() {
-    let Some(py) = python() else { return };
-    run_client(&py, "stdio", example().to_str().unwrap());
-}
-
-#[test]
-fn python_sdk_over_http() {
-    let Some(py) = python() else { return };
+/// Start `examples/mcp_server --http 127.0.0.1:0 <extra>`: the server (killed
+/// on drop) and its URL.
+pub(crate) fn start_http(extra: &[&str], env: &[(&str, &str)]) -> (Server, String) {
     let mut child = Command::new(example())
         .args(["--http", "127.0.0.1:0"])
+        .args(extra)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -101,6 +98,41 @@ fn python_sdk_over_http() {
     };
     // Keep draining the server's stderr so it never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    run_client(&py, "http", &url);
+    (server, url)
+}
+
+/// The 2025-11-25 session (the client forced to `initialize`).
+#[test]
+fn python_sdk_over_stdio() {
+    let Some(py) = python() else { return };
+    run_client(&py, "stdio", example().to_str().unwrap(), "legacy");
+}
+
+#[test]
+fn python_sdk_over_http() {
+    let Some(py) = python() else { return };
+    let (server, url) = start_http(&[], &[]);
+    run_client(&py, "http", &url, "legacy");
+    drop(server);
+}
+
+/// 2026-07-28: discover, list with `ttlMs`, call, invalid, confirmation by
+/// multi round-trip request (approve, reject, edit, re-ask, tampered, other
+/// arguments, replayed, expired), `subscriptions/listen`; no secret in any
+/// message, `requestState` included.
+#[test]
+fn python_sdk_2026_over_stdio() {
+    let Some(py) = python() else { return };
+    run_client(&py, "stdio", example().to_str().unwrap(), "2026");
+}
+
+#[test]
+fn python_sdk_2026_over_http() {
+    let Some(py) = python() else { return };
+    let (server, url) = start_http(
+        &["--confirm-by-elicitation", "--confirm-expiry-ms", "1500"],
+        &[],
+    );
+    run_client(&py, "http", &url, "2026");
     drop(server);
 }

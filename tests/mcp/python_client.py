@@ -1,7 +1,11 @@
 """Drive examples/mcp_server with the official MCP Python SDK (mcp==2.3.0).
 
-Usage: python_client.py stdio <path to mcp_server>
-       python_client.py http <url, e.g. http://127.0.0.1:PORT/mcp>
+Usage: python_client.py stdio <path to mcp_server> [legacy | 2026]
+       python_client.py http <url, e.g. http://127.0.0.1:PORT/mcp> [legacy | 2026]
+
+`legacy` (the default) forces the 2025-11-25 session (initialize handshake);
+`2026` negotiates 2026-07-28 (server/discover, stateless) against a server run
+with `--confirm-by-elicitation --confirm-expiry-ms 1500`.
 
 Exits 0 when every check passed; prints the failing check otherwise. Run by
 tests/mcp/python.rs.
@@ -36,7 +40,8 @@ async def main(mode: str, target: str) -> None:
             list_changed.set()
 
     server = StdioServerParameters(command=target, args=[]) if mode == "stdio" else target
-    async with Client(server, message_handler=on_message, cache=None) as client:
+    async with Client(server, message_handler=on_message, cache=None, mode="legacy") as client:
+        check(client.protocol_version == "2025-11-25", f"legacy version: {client.protocol_version}")
         # tools/list: sorted, annotated, object schemas, writeOnly kept.
         listed = await client.list_tools()
         seen.append(repr(listed))
@@ -130,9 +135,140 @@ async def main(mode: str, target: str) -> None:
     print(f"python {mode}: all checks passed ({len(seen)} messages)")
 
 
+def flip(state: str) -> str:
+    """The same handle with one hex digit changed."""
+    last = state[-1]
+    return state[:-1] + ("1" if last == "0" else "0")
+
+
+async def main_2026(mode: str, target: str) -> None:
+    answers: list[types.ElicitResult] = []
+    asked: list[str] = []
+
+    async def elicit(ctx, params) -> types.ElicitResult:
+        seen.append(repr(params))
+        asked.append(params.message)
+        return answers.pop(0)
+
+    async def on_message(message) -> None:
+        seen.append(repr(message))
+
+    args = ["--confirm-by-elicitation", "--confirm-expiry-ms", "1500"]
+    server = StdioServerParameters(command=target, args=args) if mode == "stdio" else target
+    async with Client(
+        server, mode="auto", cache=None, elicitation_callback=elicit, message_handler=on_message
+    ) as client:
+        # server/discover: the 2026-07-28 revision, no session
+        check(client.protocol_version == "2026-07-28", f"version: {client.protocol_version}")
+        discovered = client.session.discover_result
+        check(discovered is not None and "2026-07-28" in discovered.supported_versions, f"discover: {discovered}")
+        check("2025-11-25" in discovered.supported_versions, f"both revisions: {discovered}")
+        check(client.server_capabilities.tools is not None, "tools capability")
+
+        # tools/list with the cache hints
+        listed = await client.list_tools()
+        seen.append(repr(listed))
+        check(listed.ttl_ms == 60000, f"ttlMs: {listed.ttl_ms}")
+        check(listed.cache_scope == "private", f"cacheScope: {listed.cache_scope}")
+        names = [t.name for t in listed.tools]
+        check(names == sorted(names) and "pay.send" in names and "admin.stats" not in names, f"names: {names}")
+
+        # ok, invalid
+        r = await client.call_tool("notes.add", {"text": "buy milk"})
+        check(not r.is_error and r.structured_content == {"result": 1}, f"add: {r}")
+        r = await client.call_tool("notes.add", {"text": 42})
+        seen.append(repr(r))
+        check(r.is_error is True and r.structured_content["code"] == "invalid", f"invalid: {r}")
+
+        # MRTR: approve (the SDK answers the elicitation and retries)
+        answers.append(types.ElicitResult(action="accept"))
+        r = await client.call_tool("pay.send", {"to": "ada", "amount": 20, "card": SECRET})
+        seen.append(repr(r))
+        check(not r.is_error and "paid 20 EUR to ada" in r.structured_content["result"], f"approved: {r}")
+        check("Pay 20 EUR to ada" in asked[-1] and "[redacted]" in asked[-1], f"asked: {asked[-1]}")
+        # reject
+        answers.append(types.ElicitResult(action="decline"))
+        r = await client.call_tool("pay.send", {"to": "ada", "amount": 30, "card": SECRET})
+        seen.append(repr(r))
+        check(r.is_error is True and r.structured_content["code"] == "rejected", f"rejected: {r}")
+        # edit: the form carries the plain fields; the card keeps its real value
+        answers.append(types.ElicitResult(action="accept", content={"amount": 7}))
+        r = await client.call_tool("pay.send", {"to": "ada", "amount": 70, "card": SECRET})
+        seen.append(repr(r))
+        check(not r.is_error and "paid 7 EUR" in r.structured_content["result"], f"edited: {r}")
+        check("9876" in r.structured_content["result"], f"the real card was used: {r}")
+
+        # driving the rounds by hand
+        pay = {"to": "bob", "amount": 5, "card": SECRET}
+        accept = {"confirm": types.ElicitResult(action="accept")}
+
+        async def first() -> types.InputRequiredResult:
+            ir = await client.session.call_tool("pay.send", pay, allow_input_required=True)
+            seen.append(repr(ir))
+            check(isinstance(ir, types.InputRequiredResult), f"input_required: {ir}")
+            check(SECRET not in (ir.request_state or ""), "no secret in requestState")
+            return ir
+
+        ir = await first()
+        # a retry without an answer is asked again, and nothing runs
+        again = await client.session.call_tool(
+            "pay.send", pay, request_state=ir.request_state, allow_input_required=True
+        )
+        check(isinstance(again, types.InputRequiredResult), f"re-asked: {again}")
+        # tampered
+        r = await client.session.call_tool(
+            "pay.send", pay, request_state=flip(ir.request_state), input_responses=accept, allow_input_required=True
+        )
+        check(r.is_error is True and r.structured_content["code"] == "invalid", f"tampered: {r}")
+        # other arguments
+        r = await client.session.call_tool(
+            "pay.send", dict(pay, to="eve"), request_state=ir.request_state, input_responses=accept,
+            allow_input_required=True,
+        )
+        check(r.is_error is True and r.structured_content["code"] == "invalid", f"other arguments: {r}")
+        # approved once ...
+        r = await client.session.call_tool(
+            "pay.send", pay, request_state=ir.request_state, input_responses=accept, allow_input_required=True
+        )
+        seen.append(repr(r))
+        check(not r.is_error and "paid 5 EUR to bob" in r.structured_content["result"], f"approved by hand: {r}")
+        # ... and a replay runs nothing
+        r = await client.session.call_tool(
+            "pay.send", pay, request_state=ir.request_state, input_responses=accept, allow_input_required=True
+        )
+        check(r.is_error is True and r.structured_content["code"] == "confirmation_expired", f"replayed: {r}")
+        # expired (the server's confirmations wait 1.5 s)
+        ir = await first()
+        await anyio.sleep(1.7)
+        r = await client.session.call_tool(
+            "pay.send", pay, request_state=ir.request_state, input_responses=accept, allow_input_required=True
+        )
+        check(r.is_error is True and r.structured_content["code"] == "confirmation_expired", f"expired: {r}")
+
+        # subscriptions/listen: tools/list_changed when a scope is shown and hidden
+        async with client.listen(tools_list_changed=True) as sub:
+            check(sub.honored is not None and sub.honored.tools_list_changed, f"honored: {sub.honored}")
+            await client.call_tool("settings.admin_mode", {"on": True})
+            with anyio.fail_after(5):
+                async for _event in sub:
+                    break
+            names = [t.name for t in (await client.list_tools()).tools]
+            check("admin.stats" in names, f"admin shown: {names}")
+            await client.call_tool("settings.admin_mode", {"on": False})
+            with anyio.fail_after(5):
+                async for _event in sub:
+                    break
+            names = [t.name for t in (await client.list_tools()).tools]
+            check("admin.stats" not in names, f"admin hidden: {names}")
+
+    check(not any(SECRET in m for m in seen), "the secret reached the client")
+    print(f"python {mode} 2026-07-28: all checks passed ({len(seen)} messages)")
+
+
 if __name__ == "__main__":
+    revision = sys.argv[3] if len(sys.argv) > 3 else "legacy"
     try:
-        anyio.run(main, sys.argv[1], sys.argv[2])
+        anyio.run(main_2026 if revision == "2026" else main, sys.argv[1], sys.argv[2])
     except AssertionError as e:
         print(f"python {sys.argv[1]}: FAILED: {e}", file=sys.stderr)
         sys.exit(1)
