@@ -12,11 +12,14 @@ tests/mcp/python.rs.
 """
 
 import sys
+from typing import Any, Literal
 
 import anyio
 import mcp_types as types
 from mcp import Client
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.stdio import StdioServerParameters
+from pydantic import Field
 
 SECRET = "4111-2222-3333-9876"
 seen: list[str] = []  # every message the client got, as text
@@ -133,6 +136,129 @@ async def main(mode: str, target: str) -> None:
 
     check(not any(SECRET in m for m in seen), "the secret reached the client")
     print(f"python {mode}: all checks passed ({len(seen)} messages)")
+
+
+# The Tasks extension (io.modelcontextprotocol/tasks): the SDK has no client for
+# it, so the test declares it and speaks tasks/get, tasks/update, tasks/cancel.
+class TaskHandle(types.Result):
+    result_type: Literal["task"] = Field(alias="resultType")
+    task_id: str = Field(alias="taskId")
+    status: str
+
+
+class TaskState(types.Result):
+    task_id: str = Field(alias="taskId")
+    status: str
+    status_message: str | None = Field(default=None, alias="statusMessage")
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    input_requests: dict[str, Any] | None = Field(default=None, alias="inputRequests")
+
+
+class TaskGet(types.Request[dict[str, Any], Literal["tasks/get"]]):
+    name_param = "taskId"
+
+
+class TaskUpdate(types.Request[dict[str, Any], Literal["tasks/update"]]):
+    name_param = "taskId"
+
+
+class TaskCancel(types.Request[dict[str, Any], Literal["tasks/cancel"]]):
+    name_param = "taskId"
+
+
+class Ack(types.Result):
+    pass
+
+
+async def task_get(session, task_id: str) -> TaskState:
+    state = await session.send_request(TaskGet(method="tasks/get", params={"taskId": task_id}), TaskState)
+    seen.append(repr(state))
+    return state
+
+
+async def task_until(session, task_id: str, statuses: set[str]) -> TaskState:
+    with anyio.fail_after(10):
+        while True:
+            state = await task_get(session, task_id)
+            if state.status in statuses:
+                return state
+            await anyio.sleep(0.05)
+
+
+class Tasks(ClientExtension):
+    identifier = "io.modelcontextprotocol/tasks"
+
+    def __init__(self) -> None:
+        self.created: list[TaskHandle] = []
+        self.statuses: list[str] = []
+
+    def claims(self):
+        async def resolve(handle: TaskHandle, ctx: ClaimContext) -> types.CallToolResult:
+            self.created.append(handle)
+            self.statuses.append(handle.status)
+            state = await task_until(ctx.session, handle.task_id, {"completed", "failed", "cancelled"})
+            self.statuses.append(state.status)
+            check(state.status == "completed", f"task ended {state.status}: {state}")
+            return types.CallToolResult.model_validate(state.result)
+
+        return [ResultClaim(result_type="task", model=TaskHandle, resolve=resolve)]
+
+
+async def tasks_2026(mode: str, server) -> None:
+    tasks = Tasks()
+
+    async def no_elicitation(ctx, params) -> types.ElicitResult:
+        raise AssertionError("a task's confirmation is answered with tasks/update, not a round trip")
+
+    async with Client(
+        server, mode="auto", cache=None, extensions=[tasks], elicitation_callback=no_elicitation
+    ) as client:
+        check(client.protocol_version == "2026-07-28", f"version: {client.protocol_version}")
+        # A short call answers its result: no task.
+        r = await client.call_tool("notes.add", {"text": "quick"})
+        check(not r.is_error and not tasks.created, f"no task for a quick call: {r} {tasks.created}")
+        # A long call becomes a task (working), polled to completion.
+        r = await client.call_tool("slow.count", {"to": 30})
+        seen.append(repr(r))
+        check(r.structured_content == {"result": 30}, f"task result: {r}")
+        check(tasks.statuses == ["working", "completed"], f"task statuses: {tasks.statuses}")
+
+        session = client.session
+        # A cancelled one.
+        handle = await session.call_tool("slow.count", {"to": 1000}, allow_claimed=True)
+        check(isinstance(handle, TaskHandle) and handle.status == "working", f"long call: {handle}")
+        state = await task_get(session, handle.task_id)
+        check(state.status == "working", f"working: {state}")
+        await session.send_request(TaskCancel(method="tasks/cancel", params={"taskId": handle.task_id}), Ack)
+        state = await task_until(session, handle.task_id, {"cancelled", "completed", "failed"})
+        check(state.status == "cancelled", f"cancelled: {state}")
+
+        # A call waiting for its client's approval is a task in input_required at once.
+        handle = await session.call_tool(
+            "pay.send", {"to": "cy", "amount": 9, "card": SECRET}, allow_claimed=True
+        )
+        seen.append(repr(handle))
+        check(isinstance(handle, TaskHandle) and handle.status == "input_required", f"approval task: {handle}")
+        state = await task_get(session, handle.task_id)
+        asked = state.input_requests["confirm"]["params"]["message"]
+        check("Pay 9 EUR to cy" in asked and "[redacted]" in asked, f"asked: {asked}")
+        await session.send_request(
+            TaskUpdate(
+                method="tasks/update",
+                params={"taskId": handle.task_id, "inputResponses": {"confirm": {"action": "accept"}}},
+            ),
+            Ack,
+        )
+        state = await task_until(session, handle.task_id, {"completed", "failed", "cancelled"})
+        check(state.status == "completed", f"approved task: {state}")
+        check("paid 9 EUR to cy" in state.result["structuredContent"]["result"], f"approved result: {state}")
+        # An unknown task, and one of another caller, are not found.
+        try:
+            await task_get(session, "0" * 32)
+            raise AssertionError("an unknown task was found")
+        except Exception as e:  # noqa: BLE001 - the SDK's MCPError
+            check("No such task" in str(e), f"unknown task: {e!r}")
 
 
 def flip(state: str) -> str:
@@ -260,6 +386,8 @@ async def main_2026(mode: str, target: str) -> None:
                     break
             names = [t.name for t in (await client.list_tools()).tools]
             check("admin.stats" not in names, f"admin hidden: {names}")
+
+    await tasks_2026(mode, server)
 
     check(not any(SECRET in m for m in seen), "the secret reached the client")
     print(f"python {mode} 2026-07-28: all checks passed ({len(seen)} messages)")

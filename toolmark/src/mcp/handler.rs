@@ -6,21 +6,24 @@ use std::sync::Arc;
 
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
-use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::model::{
+    CancelTaskParams, GetTaskParams, GetTaskResult, SubscriptionFilter, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::client::{from_rmcp, McpClient, Notes, SessionLevel};
-use super::elicit::ElicitHandler;
+use super::elicit::{ElicitHandler, Elicitation};
 use super::list::Catalog;
 use super::mrtr;
 use super::result::call_result;
 use super::stateless;
+use super::tasks;
 use super::Config;
 use crate::{CallOptions, Caller, RefusalCode};
 
@@ -87,18 +90,20 @@ fn bad_cursor() -> ErrorData {
 #[allow(deprecated)]
 impl ServerHandler for McpSession {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_logging()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            self.config.name.clone(),
-            self.config.version.clone(),
-        ))
-        .with_protocol_version(MAX_SESSION_VERSION);
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        if self.config.tasks.is_some() {
+            capabilities = tasks::advertise(capabilities);
+        }
+        let mut info = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                self.config.name.clone(),
+                self.config.version.clone(),
+            ))
+            .with_protocol_version(MAX_SESSION_VERSION);
         if let Some(text) = &self.config.instructions {
             info = info.with_instructions(text.clone());
         }
@@ -132,6 +137,65 @@ impl ServerHandler for McpSession {
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
         stateless::listen(Arc::clone(&self.catalog), subscription).await;
         Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let tasks = self.config.tasks.as_ref().ok_or_else(tasks::not_found)?;
+        let principal = mrtr::principal(&context);
+        let record = tasks
+            .load(&request.task_id, &principal)
+            .await?
+            .ok_or_else(tasks::not_found)?;
+        Ok(GetTaskResult::new(
+            tasks.detailed(&request.task_id, &record),
+        ))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let tasks = self.config.tasks.as_ref().ok_or_else(tasks::not_found)?;
+        let principal = mrtr::principal(&context);
+        let (wrap, edits) = match tasks.load(&request.task_id, &principal).await? {
+            Some(r) => (
+                self.catalog
+                    .listing()
+                    .known
+                    .get(&r.tool)
+                    .is_some_and(|k| k.wrap),
+                self.config
+                    .elicitation
+                    .as_ref()
+                    .is_some_and(Elicitation::allows_edits),
+            ),
+            None => return Err(tasks::not_found()),
+        };
+        tasks::update(
+            &self.catalog.tm,
+            tasks,
+            &request.task_id,
+            &principal,
+            &request.input_responses,
+            wrap,
+            edits,
+        )
+        .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let tasks = self.config.tasks.as_ref().ok_or_else(tasks::not_found)?;
+        let principal = mrtr::principal(&context);
+        tasks::cancel(&self.catalog.tm, tasks, &request.task_id, &principal).await
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -215,6 +279,30 @@ impl ServerHandler for McpSession {
             (Some(policy), Some(k)) => policy.covers(name, k.effect).then_some(policy),
             _ => None,
         };
+        let by_client =
+            covered.filter(|_| modern && mrtr::elicits(&context) && self.config.handles.is_some());
+        if let Some(tasks) = self.config.tasks.as_ref().filter(|_| {
+            modern
+                && context
+                    .client_capabilities()
+                    .is_some_and(|c| c.supports_tasks())
+        }) {
+            let start = tasks::Start {
+                tm: self.catalog.tm.clone(),
+                tasks: Arc::clone(tasks),
+                name: name.to_owned(),
+                args: input,
+                principal: mrtr::principal(&context),
+                wrap: known.as_ref().is_some_and(|k| k.wrap),
+                by_client: by_client.map(|policy| {
+                    policy
+                        .allows_edits()
+                        .then(|| self.get_tool(name).map(|t| t.input_schema))
+                        .flatten()
+                }),
+            };
+            return start.run(options).await;
+        }
         let outcome = match (covered, &self.config.handles) {
             // 2026-07-28: confirmation by a multi round-trip request.
             (Some(policy), Some(sealer)) if modern && mrtr::elicits(&context) => {

@@ -62,6 +62,7 @@ mod list;
 mod mrtr;
 mod result;
 mod stateless;
+mod tasks;
 
 use std::fmt;
 use std::sync::Arc;
@@ -72,6 +73,10 @@ pub use elicit::Elicitation;
 pub use handler::McpSession;
 pub use http::HttpOptions;
 pub use result::call_result;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use tasks::RedisTaskStore;
+pub use tasks::{MemoryTaskStore, TaskOptions, TaskStore};
 
 /// The default `ttlMs` of a 2026-07-28 tools/list.
 const DEFAULT_LIST_TTL_MS: u64 = 60_000;
@@ -120,6 +125,8 @@ pub(crate) struct Config {
     /// when it has one (so every instance opens it), else a key of this process
     /// (`None` only if the OS random source failed: then no such round trips).
     pub(crate) handles: Option<crate::store::Sealer>,
+    /// Tasks for clients that declare the extension (`None`: off).
+    pub(crate) tasks: Option<Arc<tasks::Tasks>>,
 }
 
 impl McpServer {
@@ -153,6 +160,9 @@ impl McpServer {
                 instructions: None,
                 log_level: LogLevel::Debug,
                 list_ttl_ms: DEFAULT_LIST_TTL_MS,
+                tasks: handles
+                    .clone()
+                    .map(|h| Arc::new(tasks::Tasks::new(TaskOptions::default(), h))),
                 handles,
             }),
         }
@@ -175,6 +185,7 @@ impl McpServer {
                     log_level: c.log_level,
                     list_ttl_ms: c.list_ttl_ms,
                     handles: c.handles.clone(),
+                    tasks: c.tasks.clone(),
                 };
                 f(&mut copy);
                 self.config = Arc::new(copy);
@@ -217,6 +228,25 @@ impl McpServer {
     pub fn list_ttl(self, ttl: std::time::Duration) -> Self {
         let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
         self.edit(|c| c.list_ttl_ms = ms)
+    }
+
+    /// How calls of clients that declare the Tasks extension become tasks (on by
+    /// default with [`TaskOptions::default`]; see [`TaskOptions`]).
+    #[must_use]
+    pub fn tasks(self, options: TaskOptions) -> Self {
+        self.edit(|c| {
+            c.tasks = c
+                .handles
+                .clone()
+                .map(|h| Arc::new(tasks::Tasks::new(options, h)));
+        })
+    }
+
+    /// Never answer a task: every call answers its result (or an
+    /// `input_required` round) on its request.
+    #[must_use]
+    pub fn without_tasks(self) -> Self {
+        self.edit(|c| c.tasks = None)
     }
 
     /// The level of [`ToolContext::log`](crate::ToolContext::log) messages a

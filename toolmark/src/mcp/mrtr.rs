@@ -247,22 +247,30 @@ impl Call<'_> {
 
     /// The `input_required` result asking to confirm `pending`.
     fn ask(&self, pending: &PendingConfirmation, state: String) -> InputRequiredResult {
-        let schema = self
-            .edit_schema
-            .map(|s| edit_form(s, &pending.input))
-            .unwrap_or_else(|| ElicitationSchema::new(Default::default()));
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: message(pending),
-            requested_schema: schema,
-        };
-        let mut requests = InputRequests::new();
-        requests.insert(
-            CONFIRM_KEY.to_owned(),
-            InputRequest::Elicitation(ElicitRequest::new(params)),
-        );
-        InputRequiredResult::new(Some(requests), Some(state))
+        InputRequiredResult::new(Some(asking(pending, self.edit_schema)), Some(state))
     }
+}
+
+/// The input requests that ask to confirm `pending`: one form elicitation under
+/// [`CONFIRM_KEY`] (a form of the editable fields when `edit_schema` is given).
+pub(crate) fn asking(
+    pending: &PendingConfirmation,
+    edit_schema: Option<&JsonObject>,
+) -> InputRequests {
+    let schema = edit_schema
+        .map(|s| edit_form(s, &pending.input))
+        .unwrap_or_else(|| ElicitationSchema::new(Default::default()));
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: message(pending),
+        requested_schema: schema,
+    };
+    let mut requests = InputRequests::new();
+    requests.insert(
+        CONFIRM_KEY.to_owned(),
+        InputRequest::Elicitation(ElicitRequest::new(params)),
+    );
+    requests
 }
 
 /// The question: the summary, one line per change and the input, all redacted.
@@ -319,7 +327,11 @@ pub(crate) fn edit_form(input_schema: &JsonObject, shown: &Value) -> Elicitation
 /// The decision an elicitation answer makes: accept approves (with the form's
 /// edits applied to the input the approver was shown, when edits are allowed);
 /// decline and cancel reject.
-fn decision_of(answer: &ElicitResult, pending: &PendingConfirmation, edits: bool) -> Decision {
+pub(crate) fn decision_of(
+    answer: &ElicitResult,
+    pending: &PendingConfirmation,
+    edits: bool,
+) -> Decision {
     match answer.action {
         ElicitationAction::Accept => {
             let mut decision = Decision::approve();
