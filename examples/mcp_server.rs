@@ -19,7 +19,9 @@
 //!   shared `RedisStore`, sealed with the 32-byte key in `TOOLMARK_SEAL_KEY` (64
 //!   hex digits, the same on every instance), and the admin flag shared by pub/sub:
 //!   run three of these on three ports behind any load balancer and a client may
-//!   reach any of them on each request.
+//!   reach any of them on each request. Tasks' states are kept there too, so any
+//!   instance answers `tasks/get`. `--redis-prefix P` names its keys (default
+//!   `toolmark:`).
 //!
 //! Tools: `notes.list` (read), `notes.add` (write), `notes.purge` (destructive),
 //! `pay.send` (consequential, its `card` sensitive), `slow.count` (a long call
@@ -46,11 +48,11 @@ struct Notes {
 struct Admin {
     scope: OnceLock<Scope>,
     #[cfg(feature = "redis")]
-    publisher: OnceLock<redis::aio::MultiplexedConnection>,
+    publisher: OnceLock<(redis::aio::MultiplexedConnection, String)>,
 }
 
 #[cfg(feature = "redis")]
-const ADMIN_CHANNEL: &str = "toolmark-notes:admin";
+const ADMIN_CHANNEL: &str = "notes:admin";
 
 /// List the notes.
 #[tool(scope = "notes", read_only, title = "List notes")]
@@ -130,10 +132,10 @@ async fn admin_mode(admin: State<Admin>, on: bool) -> bool {
         scope.set_when(on);
     }
     #[cfg(feature = "redis")]
-    if let Some(conn) = admin.publisher.get() {
+    if let Some((conn, channel)) = admin.publisher.get() {
         let mut conn = conn.clone();
         let _: Result<i64, _> = redis::cmd("PUBLISH")
-            .arg(ADMIN_CHANNEL)
+            .arg(channel)
             .arg(if on { "on" } else { "off" })
             .query_async(&mut conn)
             .await;
@@ -187,8 +189,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(ms) = flag(&args, "--confirm-expiry-ms") {
         builder = builder.confirm_expiry(Duration::from_millis(ms.parse()?));
     }
+    let prefix = flag(&args, "--redis-prefix").unwrap_or_else(|| "toolmark:".to_owned());
     if let Some(url) = &redis_url {
-        builder = with_redis(builder, url).await?;
+        builder = with_redis(builder, url, &prefix).await?;
     }
     let tm = builder.build()?;
     tm.register_collected()?;
@@ -197,13 +200,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(state) = tm.state::<Admin>() {
         let _ = state.scope.set(admin.clone());
         if let Some(url) = &redis_url {
-            share_admin_flag(url, admin, state).await?;
+            share_admin_flag(url, &prefix, admin, state).await?;
         }
     }
 
     let mut server = McpServer::new(tm).server_info("toolmark-notes", env!("CARGO_PKG_VERSION"));
     if args.iter().any(|a| a == "--confirm-by-elicitation") {
         server = server.confirm_by_elicitation(Elicitation::consequential().edits());
+    }
+    if let Some(url) = &redis_url {
+        server = shared_tasks(server, url, &prefix).await?;
     }
     match flag(&args, "--http") {
         Some(addr) => {
@@ -226,9 +232,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 async fn with_redis(
     builder: toolmark::ToolmarkBuilder,
     url: &str,
+    prefix: &str,
 ) -> Result<toolmark::ToolmarkBuilder, Box<dyn std::error::Error>> {
-    let store = toolmark::store::RedisStore::connect(url).await?;
+    let options = toolmark::store::RedisStoreOptions::default().prefix(prefix);
+    let store = toolmark::store::RedisStore::connect_with(url, options).await?;
     Ok(builder.confirm_store(store).seal_key(seal_key()?))
+}
+
+/// Tasks' states in the same Redis, so any instance answers `tasks/get`.
+#[cfg(feature = "redis")]
+async fn shared_tasks(
+    server: McpServer,
+    url: &str,
+    prefix: &str,
+) -> Result<McpServer, Box<dyn std::error::Error>> {
+    use toolmark::mcp::{RedisTaskStore, TaskOptions};
+    let store = RedisTaskStore::connect(url)
+        .await?
+        .prefix(format!("{prefix}mcp:"));
+    Ok(server.tasks(TaskOptions::new().store(store)))
 }
 
 /// The admin flag is app state: with several instances, `settings.admin_mode`
@@ -237,15 +259,17 @@ async fn with_redis(
 #[cfg(feature = "redis")]
 async fn share_admin_flag(
     url: &str,
+    prefix: &str,
     admin: Scope,
     state: std::sync::Arc<Admin>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     use futures_util::StreamExt;
     let client = redis::Client::open(url)?;
     let mut sub = client.get_async_pubsub().await?;
-    sub.subscribe(ADMIN_CHANNEL).await?;
+    let channel = format!("{prefix}{ADMIN_CHANNEL}");
+    sub.subscribe(&channel).await?;
     let publisher = client.get_multiplexed_async_connection().await?;
-    let _ = state.publisher.set(publisher);
+    let _ = state.publisher.set((publisher, channel));
     tokio::spawn(async move {
         let mut messages = sub.into_on_message();
         while let Some(m) = messages.next().await {
@@ -261,14 +285,25 @@ async fn share_admin_flag(
 async fn with_redis(
     _builder: toolmark::ToolmarkBuilder,
     _url: &str,
+    _prefix: &str,
 ) -> Result<toolmark::ToolmarkBuilder, Box<dyn std::error::Error>> {
     let _ = seal_key;
     Err("--redis needs the example built with the `redis` feature".into())
 }
 
 #[cfg(not(feature = "redis"))]
+async fn shared_tasks(
+    server: McpServer,
+    _url: &str,
+    _prefix: &str,
+) -> Result<McpServer, Box<dyn std::error::Error>> {
+    Ok(server)
+}
+
+#[cfg(not(feature = "redis"))]
 async fn share_admin_flag(
     _url: &str,
+    _prefix: &str,
     _admin: Scope,
     _state: std::sync::Arc<Admin>,
 ) -> Result<(), Box<dyn std::error::Error>> {

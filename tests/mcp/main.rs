@@ -8,6 +8,8 @@
 mod ask;
 mod conformance;
 mod http;
+#[cfg(feature = "redis")]
+mod instances;
 mod logging;
 mod python;
 
