@@ -14,6 +14,7 @@ mod logging;
 mod python;
 
 mod session;
+mod stateless;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -194,6 +195,8 @@ pub(crate) struct Client {
     pub(crate) elicit: Option<ElicitationAction>,
     pub(crate) answer: Option<Value>,
     pub(crate) sampling: bool,
+    /// Declares the Tasks extension (2026-07-28).
+    pub(crate) tasks: bool,
     /// The requested schemas of the elicitations, as sent.
     pub(crate) schemas: Arc<Mutex<Vec<Value>>>,
     /// The sampling requests, as sent.
@@ -213,6 +216,12 @@ impl ClientHandler for Client {
         }
         if self.sampling {
             caps.sampling = Some(SamplingCapability::default());
+        }
+        if self.tasks {
+            caps.extensions.get_or_insert_with(Default::default).insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                Default::default(),
+            );
         }
         ClientConfig::new(caps, Implementation::new("toolmark-test", "0"))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)

@@ -1,0 +1,467 @@
+//! MCP 2026-07-28 through rmcp's own client in-process (`server/discover`,
+//! per-request `_meta`): the list's cache hints, the confirmation by multi
+//! round-trip request and its handle's rules (the clock decides expiry), the
+//! Tasks extension, and `ctx.log` for a request that opts in.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolResponse, CancelTaskParams, ElicitResult, ElicitationAction, GetTaskParams,
+    InputRequiredResult, InputResponses, ProtocolVersion, TaskStatus, UpdateTaskParams,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::RoleClient;
+use serde_json::{json, Value};
+use toolmark::clock::ManualClock;
+use toolmark::mcp::{Elicitation, McpServer, TaskOptions};
+use toolmark::{Event, Toolmark};
+
+use crate::*;
+
+/// Serve `server` to `client` speaking 2026-07-28 (discover, no session).
+async fn connect_2026(server: &McpServer, client: Client) -> RunningService<RoleClient, Client> {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let session = server.session();
+    tokio::spawn(async move {
+        if let Ok(running) = session.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    client
+        .serve_with_lifecycle(
+            b,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("client discovers")
+}
+
+fn accept() -> InputResponses {
+    let mut r = InputResponses::new();
+    r.insert(
+        "confirm".to_owned(),
+        serde_json::to_value(ElicitResult::new(ElicitationAction::Accept)).unwrap(),
+    );
+    r
+}
+
+fn pay_args(to: &str) -> Value {
+    json!({"to": to, "amount": 5, "card": SECRET})
+}
+
+/// The app of `main.rs` on a manual clock, its payments confirmed by the client.
+fn mrtr_server(log: &Log, clock: &ManualClock) -> (Toolmark, McpServer) {
+    let tm = app(
+        Toolmark::builder()
+            .clock(clock.clone())
+            .confirm_expiry(Duration::from_secs(60))
+            .confirm_handler(|_req: toolmark::ConfirmRequest| async {
+                panic!("the app's handler is not asked: the client confirms")
+            }),
+        log,
+    );
+    let server = McpServer::new(tm.clone()).confirm_by_elicitation(Elicitation::consequential());
+    (tm, server)
+}
+
+fn elicits() -> Client {
+    Client {
+        elicit: Some(ElicitationAction::Accept),
+        ..Client::default()
+    }
+}
+
+async fn first_round(
+    client: &RunningService<RoleClient, Client>,
+    args: Value,
+) -> InputRequiredResult {
+    match client.call_tool_once(call("pay.send", args)).await.unwrap() {
+        CallToolResponse::InputRequired(r) => r,
+        other => panic!("expected input_required, got {other:?}"),
+    }
+}
+
+async fn retry(
+    client: &RunningService<RoleClient, Client>,
+    args: Value,
+    state: &str,
+    answer: Option<InputResponses>,
+) -> CallToolResponse {
+    let mut p = call("pay.send", args).with_request_state(state.to_owned());
+    if let Some(a) = answer {
+        p = p.with_input_responses(a);
+    }
+    client.call_tool_once(p).await.unwrap()
+}
+
+fn complete(r: CallToolResponse) -> Value {
+    match r {
+        CallToolResponse::Complete(r) => wire(&r),
+        other => panic!("expected a result, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_2026_client_discovers_and_lists_with_cache_hints() {
+    let server = McpServer::new(approving_app(&Log::default())).list_ttl(Duration::from_secs(5));
+    let client = connect_2026(&server, Client::default()).await;
+    let info = client.peer_info().expect("discovered");
+    assert_eq!(info.protocol_version, ProtocolVersion::V_2026_07_28);
+    let page = client.list_tools(None).await.unwrap();
+    assert_eq!(page.ttl_ms, Some(5_000));
+    assert_eq!(page.cache_scope, Some(rmcp::model::CacheScope::Private));
+    assert!(page.tools.iter().any(|t| t.name == "pay.send"));
+    let r = client
+        .call_tool(call("notes.add", json!({"text": "x"})))
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"id": 4, "text": "x"})));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_2025_client_gets_no_cache_hints() {
+    let server = McpServer::new(approving_app(&Log::default()));
+    let client = connect(&server, Client::default()).await;
+    assert_eq!(
+        client.peer_info().unwrap().protocol_version,
+        ProtocolVersion::V_2025_11_25
+    );
+    let page = client.list_tools(None).await.unwrap();
+    assert_eq!((page.ttl_ms, page.cache_scope), (None, None));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn rmcps_client_drives_the_confirmation_round_and_the_tool_runs_once() {
+    let (log, clock) = (Log::default(), ManualClock::new());
+    let (tm, server) = mrtr_server(&log, &clock);
+    let mut events = tm.events();
+    let client = connect_2026(&server, elicits()).await;
+    let r = client
+        .call_tool(call("pay.send", pay_args("ada")))
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"paid": 5})));
+    assert_eq!(log.get(), ["paid 5 to ada"]);
+    let asked = client.service().asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].contains("Pay 5 to ada") && asked[0].contains("[redacted]"));
+    assert!(!asked[0].contains(SECRET));
+    // Recorded as the client's decision, never remembered.
+    let approver = loop {
+        if let Event::ConfirmationResolved { approver, .. } = events.recv().await.unwrap() {
+            break approver;
+        }
+    };
+    assert_eq!(
+        approver,
+        toolmark::Approver::Client {
+            caller: toolmark::Caller::Mcp
+        }
+    );
+    assert!(tm.remembered().is_empty());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_input_required_round_and_its_handle_carry_no_secret() {
+    let (log, clock) = (Log::default(), ManualClock::new());
+    let (_tm, server) = mrtr_server(&log, &clock);
+    let client = connect_2026(&server, elicits()).await;
+    let ir = first_round(&client, pay_args("ada")).await;
+    let text = serde_json::to_string(&ir).unwrap();
+    assert!(!text.contains(SECRET), "{text}");
+    assert!(text.contains("[redacted]"));
+    assert!(log.get().is_empty(), "nothing ran");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_retry_without_an_answer_is_asked_again_and_runs_nothing() {
+    let (log, clock) = (Log::default(), ManualClock::new());
+    let (_tm, server) = mrtr_server(&log, &clock);
+    let client = connect_2026(&server, elicits()).await;
+    let ir = first_round(&client, pay_args("ada")).await;
+    let state = ir.request_state.clone().unwrap();
+    for _ in 0..2 {
+        match retry(&client, pay_args("ada"), &state, None).await {
+            CallToolResponse::InputRequired(again) => {
+                assert_eq!(again.request_state.as_deref(), Some(state.as_str()));
+                assert!(again.input_requests.unwrap().contains_key("confirm"));
+            }
+            other => panic!("re-asked, got {other:?}"),
+        }
+    }
+    assert!(log.get().is_empty());
+    let done = complete(retry(&client, pay_args("ada"), &state, Some(accept())).await);
+    assert_eq!(done["structuredContent"], json!({"paid": 5}));
+    assert_eq!(log.get(), ["paid 5 to ada"]);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_handle_past_its_expiry_by_the_clock_is_confirmation_expired() {
+    let (log, clock) = (Log::default(), ManualClock::new());
+    let (tm, server) = mrtr_server(&log, &clock);
+    let client = connect_2026(&server, elicits()).await;
+    let ir = first_round(&client, pay_args("ada")).await;
+    clock.advance(Duration::from_secs(61));
+    let r = complete(
+        retry(
+            &client,
+            pay_args("ada"),
+            ir.request_state.as_deref().unwrap(),
+            Some(accept()),
+        )
+        .await,
+    );
+    assert_eq!(r["structuredContent"]["code"], "confirmation_expired");
+    assert!(log.get().is_empty());
+    assert!(tm.pending_confirmations().is_empty(), "withdrawn");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_tampered_handle_or_other_arguments_are_refused_and_the_confirmation_stays() {
+    let (log, clock) = (Log::default(), ManualClock::new());
+    let (_tm, server) = mrtr_server(&log, &clock);
+    let client = connect_2026(&server, elicits()).await;
+    let ir = first_round(&client, pay_args("ada")).await;
+    let state = ir.request_state.unwrap();
+    let mut tampered = state.clone().into_bytes();
+    tampered[3] = if tampered[3] == b'a' { b'b' } else { b'a' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    for (args, st) in [
+        (pay_args("ada"), tampered.as_str()),
+        (pay_args("eve"), state.as_str()),
+        (
+            json!({"to": "ada", "amount": 5, "card": "0000"}),
+            state.as_str(),
+        ),
+        (pay_args("ada"), "not-a-handle"),
+    ] {
+        let r = complete(retry(&client, args, st, Some(accept())).await);
+        assert_eq!(r["structuredContent"]["code"], "invalid", "{r}");
+        assert_eq!(r["structuredContent"]["issues"][0]["path"], "requestState");
+    }
+    assert!(log.get().is_empty(), "nothing ran");
+    // The untouched handle still approves, once.
+    let done = complete(retry(&client, pay_args("ada"), &state, Some(accept())).await);
+    assert_eq!(done["structuredContent"], json!({"paid": 5}));
+    let replay = complete(retry(&client, pay_args("ada"), &state, Some(accept())).await);
+    assert_eq!(replay["structuredContent"]["code"], "confirmation_expired");
+    assert_eq!(log.get(), ["paid 5 to ada"]);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn decline_rejects_and_uses_the_confirmation_up() {
+    let (log, clock) = (Log::default(), ManualClock::new());
+    let (_tm, server) = mrtr_server(&log, &clock);
+    let client = connect_2026(&server, elicits()).await;
+    let ir = first_round(&client, pay_args("ada")).await;
+    let state = ir.request_state.unwrap();
+    let mut decline = InputResponses::new();
+    decline.insert(
+        "confirm".into(),
+        serde_json::to_value(ElicitResult::new(ElicitationAction::Decline)).unwrap(),
+    );
+    let r = complete(retry(&client, pay_args("ada"), &state, Some(decline)).await);
+    assert_eq!(r["structuredContent"]["code"], "rejected");
+    let again = complete(retry(&client, pay_args("ada"), &state, Some(accept())).await);
+    assert_eq!(again["structuredContent"]["code"], "confirmation_expired");
+    assert!(log.get().is_empty());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn without_the_policy_a_2026_client_is_confirmed_by_the_apps_handler() {
+    let log = Log::default();
+    let server = McpServer::new(approving_app(&log));
+    let client = connect_2026(&server, elicits()).await;
+    let r = client
+        .call_tool_once(call("pay.send", pay_args("ada")))
+        .await
+        .unwrap();
+    assert_eq!(complete(r)["structuredContent"], json!({"paid": 5}));
+    assert_eq!(log.get(), ["app asked: Pay 5 to ada", "paid 5 to ada"]);
+    client.cancel().await.unwrap();
+}
+
+fn tasks_client() -> Client {
+    Client {
+        elicit: Some(ElicitationAction::Accept),
+        tasks: true,
+        ..Client::default()
+    }
+}
+
+async fn task_status(client: &RunningService<RoleClient, Client>, id: &str) -> Value {
+    let got = client.get_task(GetTaskParams::new(id)).await.unwrap();
+    serde_json::to_value(&got).unwrap()
+}
+
+async fn until(client: &RunningService<RoleClient, Client>, id: &str, status: &str) -> Value {
+    for _ in 0..500 {
+        let v = task_status(client, id).await;
+        if v["status"] == status {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!(
+        "task {id} never reached {status}: {}",
+        task_status(client, id).await
+    )
+}
+
+#[tokio::test]
+async fn a_long_call_becomes_a_task_that_completes_and_a_cancelled_one_stops() {
+    let log = Log::default();
+    let server = McpServer::new(approving_app(&log))
+        .tasks(TaskOptions::new().after(Duration::from_millis(20)));
+    let client = connect_2026(&server, tasks_client()).await;
+    // A quick call answers its result.
+    let quick = client
+        .call_tool_once(call("notes.count", json!({})))
+        .await
+        .unwrap();
+    assert!(matches!(quick, CallToolResponse::Complete(_)));
+    // slow.wait: 10 ms a step.
+    let CallToolResponse::Task(task) = client
+        .call_tool_once(call("slow.wait", json!({"steps": 10})))
+        .await
+        .unwrap()
+    else {
+        panic!("a task")
+    };
+    assert_eq!(task.task.status, TaskStatus::Working);
+    let done = until(&client, &task.task.task_id, "completed").await;
+    assert_eq!(done["result"]["structuredContent"], json!({"waited": 10}));
+    let CallToolResponse::Task(task) = client
+        .call_tool_once(call("slow.wait", json!({"steps": 100_000})))
+        .await
+        .unwrap()
+    else {
+        panic!("a task")
+    };
+    client
+        .cancel_task(CancelTaskParams::new(task.task.task_id.clone()))
+        .await
+        .unwrap();
+    until(&client, &task.task.task_id, "cancelled").await;
+    for _ in 0..100 {
+        if log.get().contains(&"wait cancelled".to_owned()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        log.get().contains(&"wait cancelled".to_owned()),
+        "{:?}",
+        log.get()
+    );
+    let unknown = client.get_task(GetTaskParams::new("0".repeat(32))).await;
+    assert!(unknown.is_err());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_call_waiting_for_its_clients_approval_is_an_input_required_task() {
+    let (log, clock) = (Log::default(), ManualClock::new());
+    let (_tm, server) = mrtr_server(&log, &clock);
+    let client = connect_2026(&server, tasks_client()).await;
+    let CallToolResponse::Task(task) = client
+        .call_tool_once(call("pay.send", pay_args("ada")))
+        .await
+        .unwrap()
+    else {
+        panic!("a task")
+    };
+    assert_eq!(task.task.status, TaskStatus::InputRequired);
+    let id = task.task.task_id.clone();
+    let waiting = task_status(&client, &id).await;
+    let shown = waiting.to_string();
+    assert!(!shown.contains(SECRET), "{shown}");
+    assert!(waiting["inputRequests"]["confirm"]["params"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Pay 5 to ada"));
+    assert!(log.get().is_empty());
+    client
+        .update_task(UpdateTaskParams::new(id.clone(), accept()))
+        .await
+        .unwrap();
+    let done = until(&client, &id, "completed").await;
+    assert_eq!(done["result"]["structuredContent"], json!({"paid": 5}));
+    assert!(!done.to_string().contains(SECRET));
+    assert_eq!(log.get(), ["paid 5 to ada"]);
+    // Answered: a second update is refused.
+    assert!(client
+        .update_task(UpdateTaskParams::new(id, accept()))
+        .await
+        .is_err());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_task_waiting_for_approval_cancelled_withdraws_its_confirmation() {
+    let (log, clock) = (Log::default(), ManualClock::new());
+    let (tm, server) = mrtr_server(&log, &clock);
+    let client = connect_2026(&server, tasks_client()).await;
+    let CallToolResponse::Task(task) = client
+        .call_tool_once(call("pay.send", pay_args("ada")))
+        .await
+        .unwrap()
+    else {
+        panic!("a task")
+    };
+    assert_eq!(tm.pending_confirmations().len(), 1);
+    client
+        .cancel_task(CancelTaskParams::new(task.task.task_id.clone()))
+        .await
+        .unwrap();
+    until(&client, &task.task.task_id, "cancelled").await;
+    assert!(tm.pending_confirmations().is_empty());
+    assert!(log.get().is_empty());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn ctx_log_reaches_a_2026_request_only_when_it_opts_in() {
+    let tm = Toolmark::builder().build().unwrap();
+    tm.register(
+        toolmark::ToolSpec::typed(
+            "shout",
+            "Log twice",
+            |ctx: toolmark::ToolContext, _: toolmark::NoInput| async move {
+                ctx.log(toolmark::LogLevel::Debug, "quiet");
+                ctx.log(toolmark::LogLevel::Warning, "loud");
+                Ok::<_, toolmark::ToolError>(1)
+            },
+        )
+        .effect(toolmark::Effect::Read),
+        Default::default(),
+    )
+    .unwrap();
+    let server = McpServer::new(tm);
+    let client = connect_2026(&server, Client::default()).await;
+    client.call_tool(call("shout", json!({}))).await.unwrap();
+    assert!(
+        client.service().logs.lock().unwrap().is_empty(),
+        "no opt-in"
+    );
+    let mut meta = rmcp::model::RequestMetaObject::default();
+    meta.set_log_level(rmcp::model::LoggingLevel::Warning);
+    let mut p = call("shout", json!({}));
+    p.meta = Some(meta);
+    client.call_tool(p).await.unwrap();
+    let logs = client.service().logs.lock().unwrap().clone();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    assert_eq!(logs[0]["level"], "warning");
+    assert_eq!(logs[0]["data"], "loud");
+    client.cancel().await.unwrap();
+}
