@@ -13,6 +13,12 @@
 //!   (and its user) instead of the app's rule below: a multi round-trip request
 //!   for a 2026-07-28 client (the approval may edit `to` and `amount`), an
 //!   elicitation for a 2025-11-25 one.
+//! - `--approval-page` (with `--http`): `notes.purge` is approved by a person on
+//!   this app's own page, `/approve` (a minimal page rendered here; the data
+//!   and the decision go through Toolmark's `approval_router`, nested at
+//!   `/approve/api`). The client is only asked to open the page (URL-mode
+//!   elicitation); the person signs in (here: a name kept in the `demo_user`
+//!   cookie, standing in for the app's login) and decides.
 //! - `--confirm-expiry-ms N`: how long a pending confirmation waits (default 10
 //!   minutes; the tests shorten it to see one expire).
 //! - `--redis URL` (needs the `redis` feature): pending confirmations in a
@@ -34,7 +40,7 @@
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use toolmark::mcp::{Elicitation, McpServer};
+use toolmark::mcp::{ApprovalPage, Elicitation, McpServer};
 use toolmark::{tool, ConfirmRequest, Decision, Scope, State, ToolContext, ToolError, Toolmark};
 
 #[derive(Default)]
@@ -158,6 +164,54 @@ async fn confirm(request: ConfirmRequest) -> Decision {
     }
 }
 
+/// The person signed in on the approval page: the `demo_user` cookie stands in
+/// for the app's own login.
+fn demo_user(parts: &axum::http::request::Parts) -> Option<String> {
+    let cookies = parts
+        .headers
+        .get(axum::http::header::COOKIE)?
+        .to_str()
+        .ok()?;
+    cookies
+        .split(';')
+        .find_map(|c| c.trim().strip_prefix("demo_user="))
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+}
+
+/// The approval page: reads the confirmation from `/approve/api?token=…` and
+/// posts the person's decision there.
+async fn approval_page() -> axum::response::Html<&'static str> {
+    axum::response::Html(
+        r#"<!doctype html>
+<meta charset="utf-8"><title>Approve</title>
+<h1>Approve a call</h1>
+<p id="what">Loading…</p>
+<pre id="input"></pre>
+<label>Your name <input id="who"></label>
+<button id="yes">Approve</button> <button id="no">Reject</button>
+<p id="done"></p>
+<script>
+const token = new URLSearchParams(location.search).get("token");
+const api = "/approve/api?token=" + encodeURIComponent(token);
+fetch(api).then(r => r.json()).then(c => {
+  document.getElementById("what").textContent = c.error || (c.tool + ": " + c.summary);
+  document.getElementById("input").textContent = JSON.stringify(c.input, null, 2);
+});
+async function decide(approved) {
+  document.cookie = "demo_user=" + encodeURIComponent(document.getElementById("who").value);
+  const r = await fetch("/approve/api", {method: "POST",
+    headers: {"content-type": "application/json"},
+    body: JSON.stringify({token, approved})});
+  document.getElementById("done").textContent = r.ok ? "Recorded. Go back to your assistant." : (await r.json()).error;
+}
+document.getElementById("yes").onclick = () => decide(true);
+document.getElementById("no").onclick = () => decide(false);
+</script>
+"#,
+    )
+}
+
 fn flag(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)
@@ -219,9 +273,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 addr
             };
             let listener = tokio::net::TcpListener::bind(&addr).await?;
+            let here = listener.local_addr()?;
+            if args.iter().any(|a| a == "--approval-page") {
+                // Purges are approved by a person on this app's own page.
+                let page = ApprovalPage::new(
+                    format!("http://{here}/approve"),
+                    Elicitation::consequential()
+                        .destructive()
+                        .only(["notes.purge"]),
+                )
+                .identify(demo_user);
+                server = server.approve_on_page(page);
+            }
+            let app = axum::Router::new()
+                .nest_service("/mcp", server.router())
+                .nest_service("/approve/api", server.approval_router())
+                .route("/approve", axum::routing::get(approval_page));
             // The tests read this line for the port.
-            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
-            server.serve_listener(listener).await?;
+            eprintln!("listening on http://{here}/mcp");
+            axum::serve(listener, app).await?;
         }
         None => server.serve_stdio().await?,
     }

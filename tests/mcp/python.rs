@@ -118,7 +118,9 @@ fn python_sdk_over_http() {
 
 /// 2026-07-28: discover, list with `ttlMs`, call, invalid, confirmation by
 /// multi round-trip request (approve, reject, edit, re-ask, tampered, other
-/// arguments, replayed, expired), `subscriptions/listen`; no secret in any
+/// arguments, replayed, expired), `subscriptions/listen`, tasks (completed,
+/// cancelled, waiting for approval); over HTTP, a purge approved (and one
+/// rejected) by a person on the app's page (URL mode); no secret in any
 /// message, `requestState` included.
 #[test]
 fn python_sdk_2026_over_stdio() {
@@ -130,7 +132,12 @@ fn python_sdk_2026_over_stdio() {
 fn python_sdk_2026_over_http() {
     let Some(py) = python() else { return };
     let (server, url) = start_http(
-        &["--confirm-by-elicitation", "--confirm-expiry-ms", "1500"],
+        &[
+            "--confirm-by-elicitation",
+            "--confirm-expiry-ms",
+            "1500",
+            "--approval-page",
+        ],
         &[],
     );
     run_client(&py, "http", &url, "2026");

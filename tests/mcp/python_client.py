@@ -5,7 +5,8 @@ Usage: python_client.py stdio <path to mcp_server> [legacy | 2026]
 
 `legacy` (the default) forces the 2025-11-25 session (initialize handshake);
 `2026` negotiates 2026-07-28 (server/discover, stateless) against a server run
-with `--confirm-by-elicitation --confirm-expiry-ms 1500`.
+with `--confirm-by-elicitation --confirm-expiry-ms 1500` (and, over HTTP,
+`--approval-page`).
 
 Exits 0 when every check passed; prints the failing check otherwise. Run by
 tests/mcp/python.rs.
@@ -261,6 +262,77 @@ async def tasks_2026(mode: str, server) -> None:
             check("No such task" in str(e), f"unknown task: {e!r}")
 
 
+def page_request(url: str, body: dict | None = None, user: str | None = None) -> tuple[int, dict]:
+    """What the person's browser does on the app's approval page (blocking)."""
+    import json
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    token = urllib.parse.parse_qs(parts.query)["token"][0]
+    api = f"{parts.scheme}://{parts.netloc}/approve/api"
+    if body is None:
+        req = urllib.request.Request(api + "?token=" + urllib.parse.quote(token))
+    else:
+        data = json.dumps(dict(body, token=token)).encode()
+        req = urllib.request.Request(api, data=data, headers={"Content-Type": "application/json"})
+    if user is not None:
+        req.add_header("Cookie", f"demo_user={user}")
+    try:
+        with urllib.request.urlopen(req) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+async def page_2026(server: str) -> None:
+    """notes.purge is approved by a person on the app's page (URL mode)."""
+    urls: list[str] = []
+    plan: list[str] = []
+
+    async def elicit(ctx, params) -> types.ElicitResult:
+        seen.append(repr(params))
+        check(params.mode == "url", f"URL mode: {params}")
+        urls.append(params.url)
+        step = plan.pop(0)
+        if step == "not yet":
+            return types.ElicitResult(action="accept")
+        status, shown = await anyio.to_thread.run_sync(page_request, params.url)
+        check(status == 200 and shown["tool"] == "notes.purge", f"page shows: {status} {shown}")
+        check("Delete every note" in shown["summary"] and shown["decided"] is False, f"shown: {shown}")
+        status, _ = await anyio.to_thread.run_sync(page_request, params.url, {"approved": True})
+        check(status == 401, f"a decision without signing in: {status}")
+        approved = step == "approve"
+        status, body = await anyio.to_thread.run_sync(
+            page_request, params.url, {"approved": approved, "reason": "not today"}, "alice"
+        )
+        check(status == 200 and body == {"recorded": True}, f"decided: {status} {body}")
+        status, _ = await anyio.to_thread.run_sync(page_request, params.url, {"approved": True}, "mallory")
+        check(status == 409, f"a second decision: {status}")
+        return types.ElicitResult(action="accept")
+
+    async with Client(server, mode="auto", cache=None, elicitation_callback=elicit) as client:
+        await client.call_tool("notes.add", {"text": "to purge"})
+        # the client says "done" before the person decided: asked again; then approved
+        plan.extend(["not yet", "approve"])
+        r = await client.call_tool("notes.purge", {})
+        seen.append(repr(r))
+        check(not r.is_error and r.structured_content["result"] >= 1, f"purged: {r}")
+        check(len(urls) == 2, f"asked twice: {urls}")
+        # rejected on the page
+        plan.append("reject")
+        r = await client.call_tool("notes.purge", {})
+        check(r.is_error is True and r.structured_content["code"] == "rejected", f"rejected on the page: {r}")
+        check("not today" in r.structured_content["message"], f"the page's reason: {r}")
+        # the page itself is the app's
+        import urllib.request
+
+        page = urls[0].split("?")[0]
+        with urllib.request.urlopen(page) as resp:
+            check(resp.status == 200 and b"Approve a call" in resp.read(), "the example's page")
+
+
 def flip(state: str) -> str:
     """The same handle with one hex digit changed."""
     last = state[-1]
@@ -388,6 +460,8 @@ async def main_2026(mode: str, target: str) -> None:
             check("admin.stats" not in names, f"admin hidden: {names}")
 
     await tasks_2026(mode, server)
+    if mode == "http":
+        await page_2026(server)
 
     check(not any(SECRET in m for m in seen), "the secret reached the client")
     print(f"python {mode} 2026-07-28: all checks passed ({len(seen)} messages)")

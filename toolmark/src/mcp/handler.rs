@@ -18,7 +18,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::client::{from_rmcp, McpClient, Notes, SessionLevel};
-use super::elicit::{ElicitHandler, Elicitation};
+use super::elicit::ElicitHandler;
 use super::list::Catalog;
 use super::mrtr;
 use super::result::call_result;
@@ -78,6 +78,39 @@ impl McpSession {
     /// The Toolmark this session calls.
     pub fn toolmark(&self) -> &crate::Toolmark {
         &self.catalog.tm
+    }
+
+    /// How a 2026-07-28 request's confirmation of `name` goes through its
+    /// client, if it does: the app's page when it covers the tool and the client
+    /// opens URLs, else a form when the elicitation policy covers it.
+    fn client_mode(
+        &self,
+        name: &str,
+        effect: crate::Effect,
+        modern: bool,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<mrtr::Mode> {
+        if !modern || self.config.handles.is_none() {
+            return None;
+        }
+        let caps = context.client_capabilities().and_then(|c| c.elicitation)?;
+        if let Some(page) = &self.config.approval {
+            if page.policy.covers(name, effect) && caps.url.is_some() {
+                return Some(mrtr::Mode::Page {
+                    page: page.clone(),
+                    store: self.config.decisions(page),
+                });
+            }
+        }
+        let policy = self.config.elicitation.as_ref()?;
+        if !policy.covers(name, effect) || (caps.form.is_none() && caps.url.is_some()) {
+            return None;
+        }
+        let schema = policy
+            .allows_edits()
+            .then(|| self.get_tool(name).map(|t| t.input_schema))
+            .flatten();
+        Some(mrtr::Mode::Form(schema))
     }
 }
 
@@ -162,20 +195,12 @@ impl ServerHandler for McpSession {
     ) -> Result<(), ErrorData> {
         let tasks = self.config.tasks.as_ref().ok_or_else(tasks::not_found)?;
         let principal = mrtr::principal(&context);
-        let (wrap, edits) = match tasks.load(&request.task_id, &principal).await? {
-            Some(r) => (
-                self.catalog
-                    .listing()
-                    .known
-                    .get(&r.tool)
-                    .is_some_and(|k| k.wrap),
-                self.config
-                    .elicitation
-                    .as_ref()
-                    .is_some_and(Elicitation::allows_edits),
-            ),
-            None => return Err(tasks::not_found()),
+        let Some(record) = tasks.load(&request.task_id, &principal).await? else {
+            return Err(tasks::not_found());
         };
+        let known = self.catalog.listing().known.get(&record.tool).cloned();
+        let wrap = known.as_ref().is_some_and(|k| k.wrap);
+        let mode = known.and_then(|k| self.client_mode(&record.tool, k.effect, true, &context));
         tasks::update(
             &self.catalog.tm,
             tasks,
@@ -183,7 +208,7 @@ impl ServerHandler for McpSession {
             &principal,
             &request.input_responses,
             wrap,
-            edits,
+            mode,
         )
         .await
     }
@@ -275,12 +300,8 @@ impl ServerHandler for McpSession {
         if let Some(client) = McpClient::of(&context.peer) {
             options = options.client(client);
         }
-        let covered = match (&self.config.elicitation, &known) {
-            (Some(policy), Some(k)) => policy.covers(name, k.effect).then_some(policy),
-            _ => None,
-        };
-        let by_client =
-            covered.filter(|_| modern && mrtr::elicits(&context) && self.config.handles.is_some());
+        let effect = known.as_ref().map(|k| k.effect);
+        let mode = effect.and_then(|e| self.client_mode(name, e, modern, &context));
         if let Some(tasks) = self.config.tasks.as_ref().filter(|_| {
             modern
                 && context
@@ -294,22 +315,21 @@ impl ServerHandler for McpSession {
                 args: input,
                 principal: mrtr::principal(&context),
                 wrap: known.as_ref().is_some_and(|k| k.wrap),
-                by_client: by_client.map(|policy| {
-                    policy
-                        .allows_edits()
-                        .then(|| self.get_tool(name).map(|t| t.input_schema))
-                        .flatten()
-                }),
+                by_client: mode,
             };
             return start.run(options).await;
         }
-        let outcome = match (covered, &self.config.handles) {
+        let legacy_elicits = !modern
+            && !context.peer.supported_elicitation_modes().is_empty()
+            && effect.is_some_and(|e| {
+                self.config
+                    .elicitation
+                    .as_ref()
+                    .is_some_and(|p| p.covers(name, e))
+            });
+        let outcome = match (mode, &self.config.handles) {
             // 2026-07-28: confirmation by a multi round-trip request.
-            (Some(policy), Some(sealer)) if modern && mrtr::elicits(&context) => {
-                let edit_schema = policy
-                    .allows_edits()
-                    .then(|| self.get_tool(name).map(|t| t.input_schema))
-                    .flatten();
+            (Some(mode), Some(sealer)) => {
                 let call = mrtr::Call {
                     tm: &self.catalog.tm,
                     sealer,
@@ -318,7 +338,7 @@ impl ServerHandler for McpSession {
                     principal: mrtr::principal(&context),
                     request_state: request.request_state,
                     input_responses: request.input_responses,
-                    edit_schema: edit_schema.as_deref(),
+                    mode,
                 };
                 match call.run(options).await {
                     mrtr::Reply::InputRequired(r) => {
@@ -329,7 +349,7 @@ impl ServerHandler for McpSession {
                 }
             }
             // 2025-11-25: the session's client is asked while the call waits.
-            (Some(_), _) if !modern && !context.peer.supported_elicitation_modes().is_empty() => {
+            _ if legacy_elicits => {
                 options = options.confirm_handler(ElicitHandler {
                     peer: context.peer.clone(),
                 });

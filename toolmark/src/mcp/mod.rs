@@ -54,6 +54,7 @@
 //! (up to 2025-11-25): sessions are what carry `list_changed` and a server's
 //! elicitation request to the calling client.
 
+mod approval;
 mod client;
 mod elicit;
 mod handler;
@@ -69,6 +70,7 @@ use std::sync::Arc;
 
 use crate::{Effect, LogLevel, Toolmark};
 
+pub use approval::ApprovalPage;
 pub use elicit::Elicitation;
 pub use handler::McpSession;
 pub use http::HttpOptions;
@@ -127,6 +129,20 @@ pub(crate) struct Config {
     pub(crate) handles: Option<crate::store::Sealer>,
     /// Tasks for clients that declare the extension (`None`: off).
     pub(crate) tasks: Option<Arc<tasks::Tasks>>,
+    /// Approval by the person on the app's page (URL-mode elicitation).
+    pub(crate) approval: Option<ApprovalPage>,
+}
+
+impl Config {
+    /// Where the approval page's decisions wait: the task store when the
+    /// server keeps tasks (shared by the instances that share it), else the
+    /// page's own memory.
+    pub(crate) fn decisions(&self, page: &ApprovalPage) -> Arc<dyn tasks::TaskStore> {
+        match &self.tasks {
+            Some(t) => Arc::clone(&t.options.store),
+            None => Arc::clone(&page.own) as Arc<dyn tasks::TaskStore>,
+        }
+    }
 }
 
 impl McpServer {
@@ -164,6 +180,7 @@ impl McpServer {
                     .clone()
                     .map(|h| Arc::new(tasks::Tasks::new(TaskOptions::default(), h))),
                 handles,
+                approval: None,
             }),
         }
     }
@@ -186,6 +203,7 @@ impl McpServer {
                     list_ttl_ms: c.list_ttl_ms,
                     handles: c.handles.clone(),
                     tasks: c.tasks.clone(),
+                    approval: c.approval.clone(),
                 };
                 f(&mut copy);
                 self.config = Arc::new(copy);
@@ -263,6 +281,16 @@ impl McpServer {
     #[must_use]
     pub fn confirm_by_elicitation(self, policy: Elicitation) -> Self {
         self.edit(|c| c.elicitation = Some(policy))
+    }
+
+    /// Have the person approve the calls `page` covers on the app's own page
+    /// (URL-mode elicitation, 2026-07-28 clients that declare it); see
+    /// [`ApprovalPage`] and [`approval_router`](Self::approval_router). It takes
+    /// precedence over [`confirm_by_elicitation`](Self::confirm_by_elicitation)
+    /// for the tools both cover.
+    #[must_use]
+    pub fn approve_on_page(self, page: ApprovalPage) -> Self {
+        self.edit(|c| c.approval = Some(page))
     }
 
     /// The HTTP checks ([`HttpOptions`]) of [`router`](Self::router) and

@@ -28,6 +28,10 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
+use std::sync::Arc;
+
+use super::approval::{self, ApprovalPage};
+use super::tasks::TaskStore;
 use crate::confirm::policy::Approver;
 use crate::store::Sealer;
 use crate::{
@@ -51,14 +55,6 @@ struct Handle {
     id: String,
     /// Its expiry, in milliseconds since the Unix epoch.
     exp: u64,
-}
-
-/// Whether the request's client declared form elicitation (in its `_meta`).
-pub(crate) fn elicits(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .client_capabilities()
-        .and_then(|c| c.elicitation)
-        .is_some()
 }
 
 /// Who called, for the handle's binding: the request's `Authorization` header
@@ -166,8 +162,91 @@ pub(crate) struct Call<'a> {
     pub(crate) principal: String,
     pub(crate) request_state: Option<String>,
     pub(crate) input_responses: Option<InputResponses>,
-    /// The tool's input schema (for the edit form), when edits are allowed.
-    pub(crate) edit_schema: Option<&'a JsonObject>,
+    /// How the confirmation is asked and answered.
+    pub(crate) mode: Mode,
+}
+
+/// How a client-side confirmation is asked and answered.
+#[derive(Clone)]
+pub(crate) enum Mode {
+    /// A form elicitation the client's user answers (with the tool's input
+    /// schema for the edit form, when edits are allowed).
+    Form(Option<Arc<JsonObject>>),
+    /// The app's approval page (URL mode): the person decides there; the
+    /// decision waits in `store` for the client's retry.
+    Page {
+        page: ApprovalPage,
+        store: Arc<dyn TaskStore>,
+    },
+}
+
+impl Mode {
+    /// The input requests that ask to confirm `pending`: one elicitation under
+    /// [`CONFIRM_KEY`]. `None` only when a page token could not be sealed.
+    pub(crate) fn asking(
+        &self,
+        pending: &PendingConfirmation,
+        sealer: &Sealer,
+    ) -> Option<InputRequests> {
+        let params = match self {
+            Mode::Form(edit_schema) => {
+                let schema = edit_schema
+                    .as_deref()
+                    .map(|s| edit_form(s, &pending.input))
+                    .unwrap_or_else(|| ElicitationSchema::new(Default::default()));
+                ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: message(pending),
+                    requested_schema: schema,
+                }
+            }
+            Mode::Page { page, .. } => {
+                let exp = crate::store::to_ms(pending.expires_at);
+                ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message: format!(
+                        "Open the app's approval page to approve or reject: {}",
+                        pending.summary
+                    ),
+                    url: approval::page_url(page, sealer, &pending.confirm_id, exp)?,
+                    elicitation_id: String::new(),
+                }
+            }
+        };
+        let mut requests = InputRequests::new();
+        requests.insert(
+            CONFIRM_KEY.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(params)),
+        );
+        Some(requests)
+    }
+
+    /// The decision the client's `answer` makes (`None`: ask again). A form's
+    /// accept approves (with its edits) as the client; on the page, the
+    /// person's recorded decision is applied (a client may still decline).
+    pub(crate) async fn decide(
+        &self,
+        sealer: &Sealer,
+        pending: &PendingConfirmation,
+        answer: Option<&ElicitResult>,
+    ) -> Option<(Decision, Approver)> {
+        let client = Approver::Client {
+            caller: Caller::Mcp,
+        };
+        match self {
+            Mode::Form(edit_schema) => {
+                Some((decision_of(answer?, pending, edit_schema.is_some()), client))
+            }
+            Mode::Page { store, .. } => {
+                if let Some(a) = answer.filter(|a| a.action != ElicitationAction::Accept) {
+                    return Some((decision_of(a, pending, false), client));
+                }
+                approval::recorded(store.as_ref(), sealer, &pending.confirm_id)
+                    .await
+                    .map(approval::Recorded::decision)
+            }
+        }
+    }
 }
 
 impl Call<'_> {
@@ -206,7 +285,7 @@ impl Call<'_> {
             )));
         };
         match self.tm.pending_by_id(confirm_id).await {
-            Ok(Some(pending)) => Reply::InputRequired(self.ask(&pending, state)),
+            Ok(Some(pending)) => self.ask(&pending, state),
             Ok(None) => Reply::Outcome(expired()),
             Err(e) => Reply::Outcome(Outcome::refused(RefusalCode::Unavailable, e.to_string())),
         }
@@ -234,43 +313,30 @@ impl Call<'_> {
                 return Reply::Outcome(Outcome::refused(RefusalCode::Unavailable, e.to_string()))
             }
         };
-        let Some(answer) = answer else {
-            // No answer: ask again, run nothing.
-            return Reply::InputRequired(self.ask(&pending, state.to_owned()));
-        };
-        let decision = decision_of(&answer, &pending, self.edit_schema.is_some());
-        let approver = Approver::Client {
-            caller: Caller::Mcp,
-        };
-        Reply::Outcome(self.tm.answer_by(&handle.id, decision, approver).await)
+        match self
+            .mode
+            .decide(self.sealer, &pending, answer.as_ref())
+            .await
+        {
+            Some((decision, approver)) => {
+                Reply::Outcome(self.tm.answer_by(&handle.id, decision, approver).await)
+            }
+            // No answer (yet): ask again, run nothing.
+            None => self.ask(&pending, state.to_owned()),
+        }
     }
 
     /// The `input_required` result asking to confirm `pending`.
-    fn ask(&self, pending: &PendingConfirmation, state: String) -> InputRequiredResult {
-        InputRequiredResult::new(Some(asking(pending, self.edit_schema)), Some(state))
+    fn ask(&self, pending: &PendingConfirmation, state: String) -> Reply {
+        match self.mode.asking(pending, self.sealer) {
+            Some(requests) => {
+                Reply::InputRequired(InputRequiredResult::new(Some(requests), Some(state)))
+            }
+            None => Reply::Outcome(Outcome::Error(ToolError::new(
+                "The confirmation could not be sealed",
+            ))),
+        }
     }
-}
-
-/// The input requests that ask to confirm `pending`: one form elicitation under
-/// [`CONFIRM_KEY`] (a form of the editable fields when `edit_schema` is given).
-pub(crate) fn asking(
-    pending: &PendingConfirmation,
-    edit_schema: Option<&JsonObject>,
-) -> InputRequests {
-    let schema = edit_schema
-        .map(|s| edit_form(s, &pending.input))
-        .unwrap_or_else(|| ElicitationSchema::new(Default::default()));
-    let params = ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: message(pending),
-        requested_schema: schema,
-    };
-    let mut requests = InputRequests::new();
-    requests.insert(
-        CONFIRM_KEY.to_owned(),
-        InputRequest::Elicitation(ElicitRequest::new(params)),
-    );
-    requests
 }
 
 /// The question: the summary, one line per change and the input, all redacted.
@@ -327,11 +393,7 @@ pub(crate) fn edit_form(input_schema: &JsonObject, shown: &Value) -> Elicitation
 /// The decision an elicitation answer makes: accept approves (with the form's
 /// edits applied to the input the approver was shown, when edits are allowed);
 /// decline and cancel reject.
-pub(crate) fn decision_of(
-    answer: &ElicitResult,
-    pending: &PendingConfirmation,
-    edits: bool,
-) -> Decision {
+fn decision_of(answer: &ElicitResult, pending: &PendingConfirmation, edits: bool) -> Decision {
     match answer.action {
         ElicitationAction::Accept => {
             let mut decision = Decision::approve();

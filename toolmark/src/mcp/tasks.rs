@@ -271,7 +271,7 @@ pub(crate) struct Record {
 /// calls (to cancel them).
 pub(crate) struct Tasks {
     pub(crate) options: TaskOptions,
-    sealer: Sealer,
+    pub(crate) sealer: Sealer,
     running: Mutex<HashMap<String, CancellationToken>>,
 }
 
@@ -458,9 +458,9 @@ pub(crate) struct Start {
     pub(crate) principal: String,
     /// Outputs wrapped as `{"result": …}`.
     pub(crate) wrap: bool,
-    /// Confirmed by the client (`Some`, with the edit form's schema when edits
-    /// are allowed) rather than by the app's handler.
-    pub(crate) by_client: Option<Option<Arc<JsonObject>>>,
+    /// Confirmed through the client (a form, or the app's page) rather than by
+    /// the app's handler.
+    pub(crate) by_client: Option<super::mrtr::Mode>,
 }
 
 /// What a finished call makes of its task.
@@ -578,6 +578,7 @@ impl Start {
         });
         ending_of(
             &self.tm,
+            &self.tasks,
             outcome,
             signal,
             self.wrap,
@@ -593,10 +594,11 @@ impl Start {
 
 async fn ending_of(
     tm: &crate::Toolmark,
+    tasks: &Tasks,
     outcome: crate::Outcome,
     signal: &CancellationToken,
     wrap: bool,
-    by_client: Option<&Option<Arc<JsonObject>>>,
+    by_client: Option<&super::mrtr::Mode>,
 ) -> Ending {
     use crate::{Outcome, RefusalCode};
     match &outcome {
@@ -614,13 +616,15 @@ async fn ending_of(
             expires_at,
             ..
         } => {
-            if let Ok(Some(pending)) = tm.pending_by_id(confirm_id).await {
-                let schema = by_client.and_then(Option::as_deref);
-                return Ending::Asking {
-                    id: confirm_id.clone(),
-                    exp: crate::store::to_ms(*expires_at),
-                    requests: super::mrtr::asking(&pending, schema),
-                };
+            if let (Ok(Some(pending)), Some(mode)) = (tm.pending_by_id(confirm_id).await, by_client)
+            {
+                if let Some(requests) = mode.asking(&pending, &tasks.sealer) {
+                    return Ending::Asking {
+                        id: confirm_id.clone(),
+                        exp: crate::store::to_ms(*expires_at),
+                        requests,
+                    };
+                }
             }
         }
         _ => {}
@@ -664,8 +668,9 @@ fn record_of(tm: &crate::Toolmark, tool: &str, created_ms: u64, ending: Ending) 
     r
 }
 
-/// `tasks/update`: the client's answer to a task's confirmation. The approved
-/// call runs in the background; `tasks/get` shows it `working`, then its end.
+/// `tasks/update`: the client's answer to a task's confirmation (on the app's
+/// page: that the person decided). The approved call runs in the background;
+/// `tasks/get` shows it `working`, then its end.
 pub(crate) async fn update(
     tm: &crate::Toolmark,
     tasks: &Arc<Tasks>,
@@ -673,37 +678,50 @@ pub(crate) async fn update(
     principal: &str,
     responses: &InputResponses,
     wrap: bool,
-    edits: bool,
+    mode: Option<super::mrtr::Mode>,
 ) -> Result<(), ErrorData> {
     let Some(record) = tasks.load(id, principal).await? else {
         return Err(not_found());
     };
-    let (TaskStatus::InputRequired, Some(confirm)) = (record.status, record.confirm.clone()) else {
+    let (TaskStatus::InputRequired, Some(confirm), Some(mode)) =
+        (record.status, record.confirm.clone(), mode)
+    else {
         return Err(ErrorData::invalid_params(
             "This task is not waiting for input",
             None,
         ));
     };
-    let Some(answer) = confirm_answer(responses) else {
+    let answer = confirm_answer(responses);
+    let pending = tm
+        .pending_by_id(&confirm)
+        .await
+        .map_err(|e| unavailable(&e))?;
+    let Some(pending) = pending else {
+        // Expired or withdrawn meanwhile: the task ends so.
+        let outcome = crate::Outcome::refused(
+            crate::RefusalCode::ConfirmationExpired,
+            "The confirmation expired before it was answered",
+        );
+        let ending = ending_of(tm, tasks, outcome, &CancellationToken::new(), wrap, None).await;
+        let end = record_of(tm, &record.tool, record.created_ms, ending);
+        return tasks
+            .save(id, principal, &end)
+            .await
+            .map_err(|e| unavailable(&e));
+    };
+    let Some((decision, approver)) = mode.decide(&tasks.sealer, &pending, answer.as_ref()).await
+    else {
         return Err(ErrorData::invalid_params(
             format!(
-                "inputResponses has no `{}` answer",
+                "No decision yet: answer `{}` (on the approval page, the person has not decided)",
                 super::mrtr::CONFIRM_KEY
             ),
             None,
         ));
     };
-    let pending = tm
-        .pending_by_id(&confirm)
-        .await
-        .map_err(|e| unavailable(&e))?;
-    let decision = match &pending {
-        Some(p) => super::mrtr::decision_of(&answer, p, edits),
-        None => crate::Decision::approve(),
-    };
     let mut working = record.clone();
     working.status = TaskStatus::Working;
-    working.message = Some("Approved: the call is running".to_owned());
+    working.message = Some("Answered: the call is running".to_owned());
     working.input_requests = None;
     working.updated_ms = crate::store::to_ms(tm.inner.now());
     tasks
@@ -713,20 +731,17 @@ pub(crate) async fn update(
     let (tm, tasks) = (tm.clone(), Arc::clone(tasks));
     let (id, principal) = (id.to_owned(), principal.to_owned());
     tokio::spawn(async move {
-        let approver = crate::policy::Approver::Client {
-            caller: crate::Caller::Mcp,
-        };
         let outcome = tm.answer_by(&confirm, decision, approver).await;
-        let expired = outcome.refusal_code() == Some(crate::RefusalCode::ConfirmationExpired);
-        let past = record
-            .confirm_exp
-            .is_some_and(|exp| crate::store::to_ms(tm.inner.now()) >= exp);
         // Answered twice at once (on two instances): the first answer's task
         // writes the end; this one leaves it alone.
-        if expired && !past && pending.is_none() {
+        if outcome.refusal_code() == Some(crate::RefusalCode::ConfirmationExpired)
+            && record
+                .confirm_exp
+                .is_some_and(|exp| crate::store::to_ms(tm.inner.now()) < exp)
+        {
             return;
         }
-        let ending = ending_of(&tm, outcome, &CancellationToken::new(), wrap, None).await;
+        let ending = ending_of(&tm, &tasks, outcome, &CancellationToken::new(), wrap, None).await;
         let end = record_of(&tm, &record.tool, record.created_ms, ending);
         if let Err(e) = tasks.save(&id, &principal, &end).await {
             tracing::warn!(target: "toolmark::mcp", error = %e, "a task's end could not be stored");
