@@ -197,6 +197,8 @@ pub(crate) struct Client {
     pub(crate) sampling: bool,
     /// Declares the Tasks extension (2026-07-28).
     pub(crate) tasks: bool,
+    /// Declares URL-mode elicitation (besides form mode).
+    pub(crate) url: bool,
     /// The requested schemas of the elicitations, as sent.
     pub(crate) schemas: Arc<Mutex<Vec<Value>>>,
     /// The sampling requests, as sent.
@@ -212,7 +214,13 @@ impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut caps = ClientCapabilities::default();
         if self.elicit.is_some() {
-            caps.elicitation = Some(ElicitationCapability::default());
+            caps.elicitation = Some(if self.url {
+                ElicitationCapability::new()
+                    .with_form(Default::default())
+                    .with_url(Default::default())
+            } else {
+                ElicitationCapability::default()
+            });
         }
         if self.sampling {
             caps.sampling = Some(SamplingCapability::default());

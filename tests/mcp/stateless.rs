@@ -465,3 +465,154 @@ async fn ctx_log_reaches_a_2026_request_only_when_it_opts_in() {
     assert_eq!(logs[0]["data"], "loud");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_person_approves_on_the_apps_page_and_the_decision_is_theirs() {
+    use tower::ServiceExt;
+    let (log, clock) = (Log::default(), ManualClock::new());
+    let tm = app(
+        Toolmark::builder()
+            .clock(clock.clone())
+            .policy(
+                toolmark::policy::Policy::new()
+                    .rule(toolmark::Rule::require_person("people pay").tool("pay.send")),
+            )
+            .confirm_handler(|_req: toolmark::ConfirmRequest| async {
+                panic!("the app's handler is not asked: the person approves on the page")
+            }),
+        &log,
+    );
+    let mut events = tm.events();
+    let page = toolmark::mcp::ApprovalPage::new(
+        "https://app.example/approve",
+        Elicitation::consequential(),
+    )
+    .identify(|p| {
+        p.headers
+            .get("x-user")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    });
+    let server = McpServer::new(tm.clone()).approve_on_page(page);
+    let client = connect_2026(
+        &server,
+        Client {
+            elicit: Some(ElicitationAction::Accept),
+            url: true,
+            ..Client::default()
+        },
+    )
+    .await;
+    let ir = first_round(&client, pay_args("ada")).await;
+    let asked = serde_json::to_value(&ir.input_requests.unwrap()["confirm"]).unwrap();
+    assert_eq!(asked["params"]["mode"], "url");
+    let url = asked["params"]["url"].as_str().unwrap().to_owned();
+    assert!(url.starts_with("https://app.example/approve?token="));
+    assert!(!url.contains(SECRET));
+    let token = url.split("token=").nth(1).unwrap().to_owned();
+    let state = ir.request_state.unwrap();
+    // The client says "done" before anyone decided: asked again, nothing runs.
+    assert!(matches!(
+        retry(&client, pay_args("ada"), &state, Some(accept())).await,
+        CallToolResponse::InputRequired(_)
+    ));
+    let router = server.approval_router();
+    let call_page = |req: axum::http::Request<axum::body::Body>| {
+        let router = router.clone();
+        async move {
+            let r = router.oneshot(req).await.unwrap();
+            let status = r.status();
+            let body = http_body_util::BodyExt::collect(r.into_body())
+                .await
+                .unwrap()
+                .to_bytes();
+            (status, serde_json::from_slice::<Value>(&body).unwrap())
+        }
+    };
+    let (status, shown) = call_page(
+        axum::http::Request::get(format!("/?token={token}"))
+            .body(axum::body::Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(shown["summary"], "Pay 5 to ada");
+    assert_eq!(shown["input"]["card"], "[redacted]");
+    let post = |user: Option<&str>, token: &str| {
+        let mut b = axum::http::Request::post("/").header("content-type", "application/json");
+        if let Some(u) = user {
+            b = b.header("x-user", u);
+        }
+        b.body(axum::body::Body::from(
+            json!({"token": token, "approved": true}).to_string(),
+        ))
+        .unwrap()
+    };
+    assert_eq!(call_page(post(None, &token)).await.0, 401, "not signed in");
+    let mut forged = token.clone().into_bytes();
+    let last = forged.len() - 1;
+    forged[last] = if forged[last] == b'0' { b'1' } else { b'0' };
+    let forged = String::from_utf8(forged).unwrap();
+    assert_eq!(
+        call_page(post(Some("eve"), &forged)).await.0,
+        404,
+        "tampered"
+    );
+    assert_eq!(call_page(post(Some("alice"), &token)).await.0, 200);
+    assert_eq!(call_page(post(Some("eve"), &token)).await.0, 409, "decided");
+    assert!(log.get().is_empty(), "the page only records the decision");
+    let done = complete(retry(&client, pay_args("ada"), &state, Some(accept())).await);
+    assert_eq!(done["structuredContent"], json!({"paid": 5}));
+    assert_eq!(log.get(), ["paid 5 to ada"]);
+    let approver = loop {
+        if let Event::ConfirmationResolved { approver, .. } = events.recv().await.unwrap() {
+            break approver;
+        }
+    };
+    assert_eq!(approver, toolmark::Approver::User { id: "alice".into() });
+    // Expired by the clock: the page no longer shows it.
+    let ir = first_round(&client, pay_args("bo")).await;
+    let asked = serde_json::to_value(&ir.input_requests.unwrap()["confirm"]).unwrap();
+    let token = asked["params"]["url"]
+        .as_str()
+        .unwrap()
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    clock.advance(Duration::from_secs(601));
+    assert_eq!(call_page(post(Some("alice"), &token)).await.0, 404);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_form_answer_from_the_client_cannot_satisfy_a_person_rule() {
+    let (log, clock) = (Log::default(), ManualClock::new());
+    let tm = app(
+        Toolmark::builder()
+            .clock(clock.clone())
+            .policy(
+                toolmark::policy::Policy::new()
+                    .rule(toolmark::Rule::require_person("people pay").tool("pay.send")),
+            )
+            .confirm_handler(|_req: toolmark::ConfirmRequest| async {
+                toolmark::Decision::approve()
+            }),
+        &log,
+    );
+    let server = McpServer::new(tm).confirm_by_elicitation(Elicitation::consequential());
+    let client = connect_2026(&server, elicits()).await;
+    let ir = first_round(&client, pay_args("ada")).await;
+    let r = complete(
+        retry(
+            &client,
+            pay_args("ada"),
+            ir.request_state.as_deref().unwrap(),
+            Some(accept()),
+        )
+        .await,
+    );
+    assert_eq!(r["structuredContent"]["code"], "not_allowed", "{r}");
+    assert!(log.get().is_empty());
+    client.cancel().await.unwrap();
+}
