@@ -8,6 +8,7 @@
 mod ask;
 mod conformance;
 mod http;
+mod http_2026;
 #[cfg(feature = "redis")]
 mod instances;
 mod logging;

@@ -616,3 +616,129 @@ async fn a_form_answer_from_the_client_cannot_satisfy_a_person_rule() {
     assert!(log.get().is_empty());
     client.cancel().await.unwrap();
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Pin {
+    pin: String,
+}
+
+/// A tool that asks its client twice; each run is logged.
+fn asking_app(log: &Log) -> Toolmark {
+    let tm = Toolmark::builder().build().unwrap();
+    let l = log.clone();
+    tm.register(
+        toolmark::ToolSpec::typed(
+            "ask_twice",
+            "Ask for a name, then an age",
+            move |ctx: toolmark::ToolContext, p: Pin| {
+                let l = l.clone();
+                async move {
+                    l.push("run");
+                    let form = |field: &str, ty: &str| {
+                        json!({"type": "object", "properties": {field: {"type": ty}}, "required": [field]})
+                    };
+                    let name = match ctx
+                        .elicit(format!("Your name? (pin {})", p.pin), form("name", "string"))
+                        .await?
+                    {
+                        toolmark::Elicited::Accept(v) => v["name"].clone(),
+                        _ => return Ok(json!("no name")),
+                    };
+                    let age = match ctx.elicit("Your age?", form("age", "integer")).await? {
+                        toolmark::Elicited::Accept(v) => v["age"].clone(),
+                        _ => return Ok(json!("no age")),
+                    };
+                    Ok::<_, toolmark::ToolError>(json!({"name": name, "age": age}))
+                }
+            },
+        )
+        .effect(toolmark::Effect::Read)
+        .sensitive(["pin"]),
+        Default::default(),
+    )
+    .unwrap();
+    tm
+}
+
+#[tokio::test]
+async fn ctx_elicit_goes_back_in_rounds_and_the_tool_runs_again_with_the_answers() {
+    let log = Log::default();
+    let server = McpServer::new(asking_app(&log));
+    let client = connect_2026(
+        &server,
+        Client {
+            elicit: Some(ElicitationAction::Accept),
+            answer: Some(json!({"name": "Ada", "age": 36})),
+            ..Client::default()
+        },
+    )
+    .await;
+    let r = client
+        .call_tool(call("ask_twice", json!({"pin": SECRET})))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"name": "Ada", "age": 36}))
+    );
+    // One run per round: asked the name, asked the age, done.
+    assert_eq!(log.get(), ["run", "run", "run"]);
+    let asked = client.service().asked.lock().unwrap().clone();
+    assert_eq!(asked, ["Your name? (pin [redacted])", "Your age?"]);
+    // The rounds by hand: the first carries no secret, a changed state is refused.
+    let first = client
+        .call_tool_once(call("ask_twice", json!({"pin": SECRET})))
+        .await
+        .unwrap();
+    let CallToolResponse::InputRequired(ir) = first else {
+        panic!("a round")
+    };
+    let text = serde_json::to_string(&ir).unwrap();
+    assert!(
+        !text.contains(SECRET) && text.contains("elicit-0"),
+        "{text}"
+    );
+    let mut answers = InputResponses::new();
+    answers.insert(
+        "elicit-0".into(),
+        json!({"action": "accept", "content": {"name": "Bo"}}),
+    );
+    let second = client
+        .call_tool_once(
+            call("ask_twice", json!({"pin": SECRET})).with_input_responses(answers.clone()),
+        )
+        .await
+        .unwrap();
+    let CallToolResponse::InputRequired(ir2) = second else {
+        panic!("the second question")
+    };
+    assert!(ir2.input_requests.unwrap().contains_key("elicit-1"));
+    let state = ir2.request_state.unwrap();
+    let mut last = InputResponses::new();
+    last.insert(
+        "elicit-1".into(),
+        json!({"action": "accept", "content": {"age": 7}}),
+    );
+    let other_args = client
+        .call_tool_once(
+            call("ask_twice", json!({"pin": "0000"}))
+                .with_request_state(state.clone())
+                .with_input_responses(last.clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(complete(other_args)["structuredContent"]["code"], "invalid");
+    let done = client
+        .call_tool_once(
+            call("ask_twice", json!({"pin": SECRET}))
+                .with_request_state(state)
+                .with_input_responses(last),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        complete(done)["structuredContent"],
+        json!({"name": "Bo", "age": 7})
+    );
+    client.cancel().await.unwrap();
+}

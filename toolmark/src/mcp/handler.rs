@@ -327,6 +327,36 @@ impl ServerHandler for McpSession {
                     .as_ref()
                     .is_some_and(|p| p.covers(name, e))
             });
+        // 2026-07-28: ctx.elicit goes back to the client in a round of its own.
+        let form_elicits = context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        let round = match &self.config.handles {
+            Some(sealer) if modern && mode.is_none() && form_elicits => {
+                let stop = context.ct.child_token();
+                let principal = mrtr::principal(&context);
+                match mrtr::Round::open(
+                    sealer,
+                    &self.catalog.tm,
+                    (name, &principal, &input),
+                    request.request_state.as_deref(),
+                    request.input_responses.as_ref(),
+                    stop.clone(),
+                ) {
+                    Ok(round) => {
+                        options = options
+                            .signal(stop)
+                            .client(mrtr::RoundClient(Arc::clone(&round)));
+                        Some((round, principal, input.clone()))
+                    }
+                    Err(outcome) => {
+                        return Ok(call_result(outcome, known.is_some_and(|k| k.wrap)).into())
+                    }
+                }
+            }
+            _ => None,
+        };
         let outcome = match (mode, &self.config.handles) {
             // 2026-07-28: confirmation by a multi round-trip request.
             (Some(mode), Some(sealer)) => {
@@ -358,6 +388,16 @@ impl ServerHandler for McpSession {
             _ => self.catalog.tm.call(name, input, options).await,
         };
         notes.flush().await;
+        let outcome = match (round, &self.config.handles) {
+            (Some((round, principal, args)), Some(sealer)) => {
+                match round.reply(sealer, &self.catalog.tm, (name, &principal, &args)) {
+                    Some(mrtr::Reply::InputRequired(r)) => return Ok(r.into()),
+                    Some(mrtr::Reply::Outcome(o)) => o,
+                    None => outcome,
+                }
+            }
+            _ => outcome,
+        };
         if outcome.refusal_code() == Some(RefusalCode::UnknownTool) {
             let message = outcome
                 .refusal()

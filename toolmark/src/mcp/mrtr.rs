@@ -473,3 +473,161 @@ mod tests {
         assert!(v["properties"].get("tags").is_none());
     }
 }
+
+/// [`ToolContext::elicit`](crate::ToolContext::elicit) for a 2026-07-28 request:
+/// there is no session to send `elicitation/create` on, so the question goes
+/// back in an `input_required` round and the tool runs again, from the start,
+/// with the answers (`inputResponses.elicit-N`, and the earlier rounds' answers
+/// sealed in the `requestState`).
+pub(crate) struct Round {
+    answers: Vec<Value>,
+    next: std::sync::atomic::AtomicUsize,
+    asked: std::sync::Mutex<Option<(usize, crate::ElicitRequest)>>,
+    stop: tokio_util::sync::CancellationToken,
+}
+
+/// The key of the `n`th question of a run.
+fn elicit_key(n: usize) -> String {
+    format!("elicit-{n}")
+}
+
+/// What an elicitation round's `requestState` seals: the answers so far.
+#[derive(Serialize, Deserialize)]
+struct Answers {
+    answers: Vec<Value>,
+    exp: u64,
+}
+
+fn answers_binding(tool: &str, principal: &str, args: &Value) -> Vec<u8> {
+    let mut text = String::from("toolmark/mcp/elicit-state/v1\0");
+    text.push_str(tool);
+    text.push('\0');
+    text.push_str(principal);
+    text.push('\0');
+    canonical(args, &mut text);
+    text.into_bytes()
+}
+
+impl Round {
+    /// The answers of a retry: the sealed earlier ones, then this round's.
+    /// `Err` when the `requestState` does not open for this call (or expired).
+    pub(crate) fn open(
+        sealer: &Sealer,
+        tm: &Toolmark,
+        call: (&str, &str, &Value),
+        state: Option<&str>,
+        responses: Option<&InputResponses>,
+        stop: tokio_util::sync::CancellationToken,
+    ) -> Result<Arc<Self>, Outcome> {
+        let (tool, principal, args) = call;
+        let mut answers = match state {
+            None => Vec::new(),
+            Some(text) => {
+                let plain = sealer
+                    .open_bytes(&answers_binding(tool, principal, args), text)
+                    .ok_or_else(bad_handle)?;
+                let a: Answers = serde_json::from_slice(&plain).map_err(|_| bad_handle())?;
+                if crate::store::to_ms(tm.inner.now()) >= a.exp {
+                    return Err(Outcome::refused(
+                        RefusalCode::Cancelled,
+                        "The questions' requestState expired: call the tool again without it",
+                    ));
+                }
+                a.answers
+            }
+        };
+        if let Some(r) = responses {
+            while let Some(v) = r.get(&elicit_key(answers.len())) {
+                answers.push(v.clone());
+            }
+        }
+        Ok(Arc::new(Round {
+            answers,
+            next: std::sync::atomic::AtomicUsize::new(0),
+            asked: std::sync::Mutex::new(None),
+            stop,
+        }))
+    }
+
+    /// The `input_required` round for the question the run asked, if it asked
+    /// one it had no answer for.
+    pub(crate) fn reply(
+        &self,
+        sealer: &Sealer,
+        tm: &Toolmark,
+        call: (&str, &str, &Value),
+    ) -> Option<Reply> {
+        let (n, request) = crate::sync::lock(&self.asked).take()?;
+        let (tool, principal, args) = call;
+        let exp = crate::store::to_ms(tm.inner.now() + tm.inner.config.confirm_expiry);
+        let plain = serde_json::to_vec(&Answers {
+            answers: self.answers.clone(),
+            exp,
+        })
+        .ok()?;
+        let Some(state) = sealer.seal_bytes(&answers_binding(tool, principal, args), &plain) else {
+            return Some(Reply::Outcome(Outcome::Error(ToolError::new(
+                "The questions could not be sealed",
+            ))));
+        };
+        let Ok(schema) = serde_json::from_value::<ElicitationSchema>(request.schema) else {
+            return None;
+        };
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: request.message,
+            requested_schema: schema,
+        };
+        let mut requests = InputRequests::new();
+        requests.insert(
+            elicit_key(n),
+            InputRequest::Elicitation(ElicitRequest::new(params)),
+        );
+        Some(Reply::InputRequired(InputRequiredResult::new(
+            Some(requests),
+            Some(state),
+        )))
+    }
+}
+
+/// A [`Round`] as a call's client.
+pub(crate) struct RoundClient(pub(crate) Arc<Round>);
+
+impl crate::CallerClient for RoundClient {
+    fn elicit(
+        &self,
+        request: crate::ElicitRequest,
+    ) -> futures_util::future::BoxFuture<'static, Result<crate::Elicited, crate::ClientError>> {
+        let round = &self.0;
+        let n = round.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let result = match round.answers.get(n) {
+            Some(v) => match serde_json::from_value::<ElicitResult>(v.clone()) {
+                Ok(a) => Ok(match a.action {
+                    ElicitationAction::Accept => {
+                        crate::Elicited::Accept(a.content.unwrap_or(Value::Null))
+                    }
+                    ElicitationAction::Decline => crate::Elicited::Decline,
+                    _ => crate::Elicited::Cancel,
+                }),
+                Err(e) => Err(crate::ClientError::Failed {
+                    reason: format!("the client's answer is not an elicitation result: {e}"),
+                }),
+            },
+            None => {
+                if serde_json::from_value::<ElicitationSchema>(request.schema.clone()).is_err() {
+                    Err(crate::ClientError::InvalidRequest {
+                        reason: "the elicitation schema must be an object schema whose \
+                                 properties are primitives (string, number, integer, boolean, enums)"
+                            .to_owned(),
+                    })
+                } else {
+                    *crate::sync::lock(&round.asked) = Some((n, request));
+                    // The run stops here; the question goes back to the client.
+                    round.stop.cancel();
+                    Err(crate::ClientError::Cancelled)
+                }
+            }
+        };
+        Box::pin(std::future::ready(result))
+    }
+}
