@@ -50,9 +50,93 @@
 //! `Host` and `Origin` (loopback only unless configured), an optional bearer
 //! token, and the body size before parsing, each as a tower layer.
 //!
-//! The server speaks the MCP revisions that open a session with `initialize`
-//! (up to 2025-11-25): sessions are what carry `list_changed` and a server's
-//! elicitation request to the calling client.
+//! # Protocol revisions
+//!
+//! One [`McpServer`] serves both revisions, over stdio and over Streamable HTTP;
+//! each client gets the one it asks for (rmcp negotiates):
+//!
+//! | | 2025-11-25 (and older) | 2026-07-28 |
+//! |---|---|---|
+//! | start | `initialize`, a session (`Mcp-Session-Id` over HTTP) | `server/discover`; no session: each request carries its version, client info and capabilities in `_meta` (a version the server does not speak is the version-mismatch error, naming the ones it does) |
+//! | HTTP | POST, GET (SSE), DELETE | POST only (GET and DELETE are 405); `Mcp-Method` and `Mcp-Name` checked against the body; a plain JSON reply when the call sends no notification, SSE when it does |
+//! | list changes | `notifications/tools/list_changed` to the session | to a `subscriptions/listen` stream that asked for `toolsListChanged`; each `tools/list` says how long it stays fresh (`ttlMs`, [`McpServer::list_ttl`]) |
+//! | a consequential call | the app's [`ConfirmHandler`](crate::ConfirmHandler) while the call waits, or an `elicitation/create` to the session ([`McpServer::confirm_by_elicitation`]) | the app's handler, or a **multi round-trip request**: `input_required` with the question and a sealed `requestState`, answered in the retry ([`Elicitation`]); or the person on the app's page ([`ApprovalPage`]) |
+//! | [`ToolContext::elicit`](crate::ToolContext::elicit) | `elicitation/create` to the session | an `input_required` round (`inputRequests.elicit-N`); the tool runs again from the start with the answers, so ask before doing what should happen once |
+//! | [`ToolContext::log`](crate::ToolContext::log) | `notifications/message` at the session's `logging/setLevel` | only for a request that opts in with `io.modelcontextprotocol/logLevel` in its `_meta` (logging is deprecated in 2026-07-28), at or above that level |
+//! | long calls | progress notifications | the same, or with the Tasks extension a **task** ([`TaskOptions`]): `tasks/get`, `tasks/update`, `tasks/cancel` |
+//! | `ToolContext::sample` | `sampling/createMessage` | not available (`not_supported`) |
+//!
+//! # Stateless deployment (three processes, one Redis, any load balancer)
+//!
+//! A 2026-07-28 client needs no sticky sessions: any instance can answer any
+//! request once the instances share what outlives a request. Give every
+//! instance the same [`RedisStore`](crate::store::RedisStore) (pending
+//! confirmations, so an approval's retry may land anywhere), the same seal key
+//! (it seals the stored records, the `requestState` handles, the approval
+//! tokens and the tasks' states; without one each process seals with a key of
+//! its own and only it opens them), and the same [`TaskStore`]:
+//!
+//! ```no_run
+//! # #[cfg(feature = "redis")]
+//! # async fn run(key: [u8; 32]) -> Result<(), Box<dyn std::error::Error>> {
+//! use toolmark::mcp::{Elicitation, McpServer, RedisTaskStore, TaskOptions};
+//! use toolmark::store::RedisStore;
+//! use toolmark::Toolmark;
+//!
+//! let url = "redis://10.0.0.5:6379/";
+//! let tm = Toolmark::builder()
+//!     .confirm_store(RedisStore::connect(url).await?)
+//!     .seal_key(key) // the same 32 bytes on every instance
+//!     .build()?;
+//! tm.register_collected()?;
+//! McpServer::new(tm)
+//!     .confirm_by_elicitation(Elicitation::consequential())
+//!     .tasks(TaskOptions::new().store(RedisTaskStore::connect(url).await?))
+//!     .serve_http("0.0.0.0:8080".parse()?)
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Run three of these behind any round-robin balancer. What is still per
+//! process is the app's own state, scopes' visibility included: a scope shown
+//! on one instance shows on the others when the app tells them (the example
+//! `examples/mcp_server.rs --redis` publishes its admin flag, and every
+//! instance's next tools/list agrees). 2025-11-25 clients keep their session
+//! on the instance that opened it: route them sticky, or give them one instance.
+//!
+//! # Who approves
+//!
+//! A consequential or destructive call waits for one of these, checked in
+//! this order:
+//!
+//! 1. The app's [`Policy`](crate::policy::Policy) and remembered decisions
+//!    ([`policy`](crate::policy)): lasting decisions come only from the app.
+//! 2. The person, on the app's own page ([`ApprovalPage`], 2026-07-28 clients
+//!    that open URLs): the client is only told where to send its user; the page
+//!    (the app's, behind its own login) records the decision as that person's
+//!    ([`Approver::User`](crate::Approver::User)), which is what
+//!    `Rule::require_person` asks for. This is the answer for a headless server
+//!    a desktop client started.
+//! 3. The calling client ([`Elicitation`]; off by default): its user answers a
+//!    form in the client. **A client's answer is the client's word**: nothing
+//!    stops a client from answering on its own, so it never satisfies a
+//!    person-only rule, is recorded as [`Approver::Client`](crate::Approver::Client)
+//!    and is never remembered beyond the call.
+//! 4. Otherwise the app's [`ConfirmHandler`](crate::ConfirmHandler) (its own
+//!    UI), while the call waits; a call no path can confirm is `not_allowed`
+//!    and its tool is not listed.
+//!
+//! A confirmation asked through the client (2 or 3) on 2026-07-28 is a pending
+//! confirmation of the one deferred flow (the toolmark's pending table or its
+//! [`ConfirmStore`](crate::store::ConfirmStore)): single use, expiring by the
+//! toolmark's clock, its input redacted wherever it is shown. Its
+//! `requestState` is a sealed handle (the confirm id and expiry, never the
+//! call's content) bound to the tool, the arguments the client sent and the
+//! caller (the request's `Authorization`): a changed handle, or one sent with
+//! other arguments or by another caller, is refused `invalid`; a replay or an
+//! expired one is `confirmation_expired`; a retry without an answer is asked
+//! again and runs nothing.
 
 mod approval;
 mod client;
