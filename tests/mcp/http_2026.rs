@@ -173,3 +173,42 @@ async fn tools_list_carries_ttl_and_cache_scope() {
     assert_eq!(v["result"]["cacheScope"], "private");
     assert_eq!(v["result"]["resultType"], "complete");
 }
+
+#[tokio::test]
+async fn tools_list_from_the_cached_page_is_what_rmcp_sends_and_follows_the_manifest() {
+    let tm = approving_app(&Log::default());
+    let fast = McpServer::new(tm.clone()).router();
+    let t = tm.clone();
+    // A per-session server has no cached page: rmcp's own path.
+    let slow = McpServer::per_session(move || t.clone()).router();
+    let list = || request("tools/list", None, json!({}));
+    let (s1, k1, a) = send(&fast, list()).await;
+    let (s2, _, b) = send(&slow, list()).await;
+    assert_eq!((s1, s2), (200, 200));
+    assert!(k1.starts_with("application/json"));
+    assert_eq!(a, b, "the same bytes");
+    assert!(a.contains("\"extra.ping\""));
+    // Another id, a string one.
+    let mut req = list();
+    let body = json!({"jsonrpc": "2.0", "id": "seven", "method": "tools/list",
+                      "params": {"_meta": meta()}});
+    *req.body_mut() = Body::from(body.to_string());
+    let (_, _, c) = send(&fast, req).await;
+    assert!(
+        c.starts_with(r#"{"jsonrpc":"2.0","id":"seven","result":"#),
+        "{c}"
+    );
+    // The manifest moves: the page follows.
+    tm.scope("extra").set_when(false);
+    let (_, _, d) = send(&fast, list()).await;
+    assert!(!d.contains("\"extra.ping\""), "{d}");
+    let (_, _, e) = send(&slow, list()).await;
+    assert_eq!(d, e);
+    // A malformed one goes to rmcp, which refuses it.
+    let mut req = list();
+    *req.body_mut() = Body::from(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).to_string(),
+    );
+    let (status, _, body) = send(&fast, req).await;
+    assert!(body.contains("error"), "{status} {body}");
+}

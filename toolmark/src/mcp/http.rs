@@ -219,9 +219,18 @@ impl McpServer {
             config,
         );
         let opts = Arc::new(self.config.http.clone());
-        let mut router = Router::new()
-            .fallback_service(service)
-            .layer(from_fn_with_state(limit, check_length));
+        let mut router = Router::new().fallback_service(service);
+        if let Some(catalog) = &self.config.shared_catalog {
+            // 2026-07-28 tools/list from the page serialized per manifest version.
+            let fast = super::fastlist::FastList::new(
+                Arc::clone(catalog),
+                self.config.page_size,
+                self.config.list_ttl_ms,
+                limit,
+            );
+            router = router.layer(from_fn_with_state(Arc::new(fast), super::fastlist::serve));
+        }
+        router = router.layer(from_fn_with_state(limit, check_length));
         if let Some(token) = &opts.bearer {
             router = router.layer(from_fn_with_state(Arc::new(token.clone()), check_bearer));
         }

@@ -141,6 +141,7 @@
 mod approval;
 mod client;
 mod elicit;
+mod fastlist;
 mod handler;
 mod http;
 mod list;
