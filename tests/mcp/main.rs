@@ -200,6 +200,11 @@ pub(crate) struct Client {
     pub(crate) tasks: bool,
     /// Declares URL-mode elicitation (besides form mode).
     pub(crate) url: bool,
+    /// What the user does with a URL-mode elicitation's link before the client
+    /// answers (the links are kept in `urls`).
+    pub(crate) on_url:
+        Option<Arc<dyn Fn(String) -> futures_util::future::BoxFuture<'static, ()> + Send + Sync>>,
+    pub(crate) urls: Arc<Mutex<Vec<String>>>,
     /// The requested schemas of the elicitations, as sent.
     pub(crate) schemas: Arc<Mutex<Vec<Value>>>,
     /// The sampling requests, as sent.
@@ -241,6 +246,12 @@ impl ClientHandler for Client {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::UrlElicitationParams { url, .. } = &request {
+            self.urls.lock().unwrap().push(url.clone());
+            if let Some(f) = &self.on_url {
+                f(url.clone()).await;
+            }
+        }
         if let ElicitRequestParams::FormElicitationParams {
             message,
             requested_schema,

@@ -3,6 +3,8 @@
 //! round-trip request and its handle's rules (the clock decides expiry), the
 //! Tasks extension, and `ctx.log` for a request that opts in.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -740,5 +742,69 @@ async fn ctx_elicit_goes_back_in_rounds_and_the_tool_runs_again_with_the_answers
         complete(done)["structuredContent"],
         json!({"name": "Bo", "age": 7})
     );
+    client.cancel().await.unwrap();
+}
+
+/// A 2025-11-25 session: the call waits while the client is sent the page's
+/// link (URL mode); the person decides there; the decision is theirs.
+#[tokio::test]
+async fn a_2025_session_is_sent_the_pages_link_and_the_person_decides() {
+    use tower::ServiceExt;
+    let log = Log::default();
+    let tm = app(
+        Toolmark::builder().confirm_handler(|_req: toolmark::ConfirmRequest| async {
+            panic!("the app's handler is not asked: the person approves on the page")
+        }),
+        &log,
+    );
+    let mut events = tm.events();
+    let page = toolmark::mcp::ApprovalPage::new(
+        "https://app.example/approve",
+        Elicitation::consequential(),
+    )
+    .identify(|_| Some("bob".to_owned()));
+    let server = McpServer::new(tm).approve_on_page(page);
+    let router = server.approval_router();
+    let rounds = Arc::new(AtomicUsize::new(0));
+    let r2 = Arc::clone(&rounds);
+    let client = Client {
+        elicit: Some(ElicitationAction::Accept),
+        url: true,
+        on_url: Some(Arc::new(move |url: String| {
+            let (router, rounds) = (router.clone(), Arc::clone(&r2));
+            Box::pin(async move {
+                // The first time the user says "done" without deciding.
+                if rounds.fetch_add(1, Ordering::SeqCst) == 0 {
+                    return;
+                }
+                let token = url.split("token=").nth(1).unwrap().to_owned();
+                let req = axum::http::Request::post("/")
+                    .header("content-type", "application/json")
+                    .body(axum::body::Body::from(
+                        json!({"token": token, "approved": true}).to_string(),
+                    ))
+                    .unwrap();
+                assert_eq!(router.oneshot(req).await.unwrap().status(), 200);
+            })
+        })),
+        ..Client::default()
+    };
+    let client = connect(&server, client).await;
+    let r = pay(&client, "ada", 5, SECRET).await;
+    assert_eq!(r.structured_content, Some(json!({"paid": 5})));
+    assert_eq!(
+        rounds.load(Ordering::SeqCst),
+        2,
+        "asked again after the first 'done'"
+    );
+    let urls = client.service().urls.lock().unwrap().clone();
+    assert!(urls.iter().all(|u| !u.contains(SECRET)));
+    assert_eq!(log.get(), ["paid 5 to ada"]);
+    let approver = loop {
+        if let Event::ConfirmationResolved { approver, .. } = events.recv().await.unwrap() {
+            break approver;
+        }
+    };
+    assert_eq!(approver, toolmark::Approver::User { id: "bob".into() });
     client.cancel().await.unwrap();
 }

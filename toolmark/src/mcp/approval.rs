@@ -337,3 +337,87 @@ impl McpServer {
 }
 
 use super::Source;
+
+/// How many times a 2025-11-25 session's client is told to open the page
+/// before the call gives up waiting (each time it says it is done while the
+/// person has not decided yet).
+const LEGACY_ASKS: usize = 20;
+
+/// A 2025-11-25 session: the call is a pending confirmation; the session's
+/// client is sent a URL-mode `elicitation/create` (the page's link) while the
+/// call waits, and the decision the person recorded on the page is applied.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn legacy(
+    tm: &Toolmark,
+    page: &ApprovalPage,
+    sealer: &Sealer,
+    store: Arc<dyn TaskStore>,
+    peer: &rmcp::service::Peer<rmcp::RoleServer>,
+    name: &str,
+    input: serde_json::Value,
+    options: crate::CallOptions,
+    signal: tokio_util::sync::CancellationToken,
+) -> crate::Outcome {
+    use crate::{Outcome, RefusalCode};
+    use rmcp::model::{ElicitRequestParams, ElicitationAction};
+    let outcome = tm.call_deferring(name, input, options).await;
+    let Outcome::NeedsConfirmation {
+        confirm_id,
+        expires_at,
+        summary,
+        ..
+    } = outcome
+    else {
+        return outcome;
+    };
+    let exp = crate::store::to_ms(expires_at);
+    let id = confirm_id.as_str();
+    let give_up = |reason: &'static str| async move {
+        let _ = tm.cancel_pending_async(id).await;
+        Outcome::refused(RefusalCode::ConfirmationExpired, reason)
+    };
+    let Some(url) = page_url(page, sealer, &confirm_id, exp) else {
+        return give_up("The approval link could not be sealed").await;
+    };
+    for _ in 0..LEGACY_ASKS {
+        let params = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: format!("Open the app's approval page to approve or reject: {summary}"),
+            url: url.clone(),
+            elicitation_id: confirm_id.clone(),
+        };
+        let answer = tokio::select! {
+            a = peer.create_elicitation(params) => a,
+            () = signal.cancelled() => {
+                let _ = tm.cancel_pending_async(&confirm_id).await;
+                return Outcome::refused(RefusalCode::Cancelled, "The call was cancelled");
+            }
+        };
+        let client = Approver::Client {
+            caller: crate::Caller::Mcp,
+        };
+        match answer {
+            Err(e) => {
+                tracing::debug!(target: "toolmark::mcp", error = %e, "URL elicitation failed");
+                let reject = Decision::reject_with(
+                    "The approval could not be asked: the client did not answer the elicitation",
+                );
+                return tm.answer_by(&confirm_id, reject, client).await;
+            }
+            Ok(a) if a.action != ElicitationAction::Accept => {
+                let reject = Decision::reject_with("The user declined the call in the MCP client");
+                return tm.answer_by(&confirm_id, reject, client).await;
+            }
+            Ok(_) => {
+                if let Some(r) = recorded(store.as_ref(), sealer, &confirm_id).await {
+                    let (decision, approver) = r.decision();
+                    return tm.answer_by(&confirm_id, decision, approver).await;
+                }
+            }
+        }
+        if crate::store::to_ms(tm.inner.now()) >= exp {
+            break;
+        }
+    }
+    give_up("No decision was made on the approval page in time").await
+}

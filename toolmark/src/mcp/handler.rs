@@ -357,9 +357,17 @@ impl ServerHandler for McpSession {
             }
             _ => None,
         };
-        let outcome = match (mode, &self.config.handles) {
+        let legacy_page = self.config.approval.as_ref().filter(|p| {
+            !modern
+                && effect.is_some_and(|e| p.policy.covers(name, e))
+                && context
+                    .peer
+                    .supported_elicitation_modes()
+                    .contains(&rmcp::service::ElicitationMode::Url)
+        });
+        let outcome = match (mode, &self.config.handles, legacy_page) {
             // 2026-07-28: confirmation by a multi round-trip request.
-            (Some(mode), Some(sealer)) => {
+            (Some(mode), Some(sealer), _) => {
                 let call = mrtr::Call {
                     tm: &self.catalog.tm,
                     sealer,
@@ -377,6 +385,22 @@ impl ServerHandler for McpSession {
                     }
                     mrtr::Reply::Outcome(o) => o,
                 }
+            }
+            // 2025-11-25: the person on the app's page; the session's client
+            // is told where (URL mode) while the call waits.
+            (None, Some(sealer), Some(page)) => {
+                super::approval::legacy(
+                    &self.catalog.tm,
+                    page,
+                    sealer,
+                    self.config.decisions(page),
+                    &context.peer,
+                    name,
+                    input,
+                    options,
+                    context.ct.clone(),
+                )
+                .await
             }
             // 2025-11-25: the session's client is asked while the call waits.
             _ if legacy_elicits => {
