@@ -326,6 +326,12 @@ async fn approval(first: &mut raw::Raw, second: Option<&mut raw::Raw>) -> String
     done
 }
 
+/// The app's own handler: a guarded tool is listed for MCP only when the app
+/// has a confirmation path; the client confirms here, so it is never asked.
+async fn never_asked(_r: toolmark::ConfirmRequest) -> toolmark::Decision {
+    toolmark::Decision::reject_with("not asked in this bench")
+}
+
 fn mrtr_server(tm: Toolmark) -> McpServer {
     register_pay(&tm);
     McpServer::new(tm).confirm_by_elicitation(toolmark::mcp::Elicitation::consequential())
@@ -380,7 +386,13 @@ fn bench_2026(c: &mut Criterion) {
     });
     // The approval by multi round-trip request, on one instance ...
     let one_url = rt.block_on(serve_router(
-        mrtr_server(Toolmark::builder().build().unwrap()).router(),
+        mrtr_server(
+            Toolmark::builder()
+                .confirm_handler(never_asked)
+                .build()
+                .unwrap(),
+        )
+        .router(),
     ));
     let mut one = rt.block_on(raw::Raw::connect(&one_url));
     rt.block_on(approval(&mut one, None));
@@ -402,6 +414,7 @@ fn bench_2026(c: &mut Criterion) {
                     .await
                     .unwrap();
                     let tm = Toolmark::builder()
+                        .confirm_handler(never_asked)
                         .confirm_store(store)
                         .seal_key([9; 32])
                         .build()

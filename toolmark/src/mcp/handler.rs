@@ -87,13 +87,18 @@ impl McpSession {
         &self,
         name: &str,
         effect: crate::Effect,
-        modern: bool,
-        context: &RequestContext<RoleServer>,
+        caps: Option<&rmcp::model::ClientCapabilities>,
     ) -> Option<mrtr::Mode> {
-        if !modern || self.config.handles.is_none() {
+        // Only a call that needs the user's approval is confirmed at all.
+        if !matches!(
+            effect,
+            crate::Effect::Consequential | crate::Effect::Destructive
+        ) || self.config.handles.is_none()
+            || (self.config.approval.is_none() && self.config.elicitation.is_none())
+        {
             return None;
         }
-        let caps = context.client_capabilities().and_then(|c| c.elicitation)?;
+        let caps = caps?.elicitation.as_ref()?;
         if let Some(page) = &self.config.approval {
             if page.policy.covers(name, effect) && caps.url.is_some() {
                 return Some(mrtr::Mode::Page {
@@ -200,7 +205,8 @@ impl ServerHandler for McpSession {
         };
         let known = self.catalog.listing().known.get(&record.tool).cloned();
         let wrap = known.as_ref().is_some_and(|k| k.wrap);
-        let mode = known.and_then(|k| self.client_mode(&record.tool, k.effect, true, &context));
+        let caps = context.client_capabilities();
+        let mode = known.and_then(|k| self.client_mode(&record.tool, k.effect, caps.as_ref()));
         tasks::update(
             &self.catalog.tm,
             tasks,
@@ -301,13 +307,20 @@ impl ServerHandler for McpSession {
             options = options.client(client);
         }
         let effect = known.as_ref().map(|k| k.effect);
-        let mode = effect.and_then(|e| self.client_mode(name, e, modern, &context));
-        if let Some(tasks) = self.config.tasks.as_ref().filter(|_| {
-            modern
-                && context
-                    .client_capabilities()
-                    .is_some_and(|c| c.supports_tasks())
-        }) {
+        // 2026-07-28: the client's capabilities are in each request's `_meta`
+        // (read once per call).
+        let caps = if modern {
+            context.client_capabilities()
+        } else {
+            None
+        };
+        let mode = effect.and_then(|e| self.client_mode(name, e, caps.as_ref()));
+        if let Some(tasks) = self
+            .config
+            .tasks
+            .as_ref()
+            .filter(|_| caps.as_ref().is_some_and(|c| c.supports_tasks()))
+        {
             let start = tasks::Start {
                 tm: self.catalog.tm.clone(),
                 tasks: Arc::clone(tasks),
@@ -328,9 +341,9 @@ impl ServerHandler for McpSession {
                     .is_some_and(|p| p.covers(name, e))
             });
         // 2026-07-28: ctx.elicit goes back to the client in a round of its own.
-        let form_elicits = context
-            .client_capabilities()
-            .and_then(|c| c.elicitation)
+        let form_elicits = caps
+            .as_ref()
+            .and_then(|c| c.elicitation.as_ref())
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
         let round = match &self.config.handles {
             Some(sealer) if modern && mode.is_none() && form_elicits => {
