@@ -2,8 +2,10 @@
 //! client library (`async-openai`), with Toolmark giving the model its tools.
 //!
 //! ```text
-//! cargo run --example agent_loop
+//! cargo run --features openai --example agent_loop
 //! ```
+//!
+//! (The feature `openai` of the examples package adds the `async-openai` client.)
 //!
 //! Without configuration it starts a scripted "model" on 127.0.0.1 and talks to
 //! it, so it runs without a network or a key. The script shows: the tool list

@@ -37,22 +37,25 @@
 //! to 100 are approved, larger ones rejected, purges approved. A real app puts a
 //! `ConfirmQueue` in front of its user instead.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
+#[cfg(feature = "redis")]
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use toolmark::mcp::{ApprovalPage, Elicitation, McpServer};
-use toolmark::{tool, ConfirmRequest, Decision, Scope, State, ToolContext, ToolError, Toolmark};
+use toolmark::{
+    tool, ConfirmRequest, Decision, Scope, ScopeOptions, State, ToolContext, ToolError, Toolmark,
+};
 
 #[derive(Default)]
 struct Notes {
     items: Mutex<Vec<String>>,
 }
 
-/// The `admin` scope, which `settings.admin_mode` shows and hides (and, with
-/// `--redis`, the connection that tells the other instances).
+/// With `--redis`, the connection that tells the other instances when
+/// `settings.admin_mode` shows or hides the `admin` scope.
 #[derive(Default)]
 struct Admin {
-    scope: OnceLock<Scope>,
     #[cfg(feature = "redis")]
     publisher: OnceLock<(redis::aio::MultiplexedConnection, String)>,
 }
@@ -133,10 +136,12 @@ async fn count(ctx: ToolContext, to: u64) -> Result<u64, ToolError> {
 
 /// Turn admin mode on or off (shows or hides the admin tools).
 #[tool(scope = "settings")]
-async fn admin_mode(admin: State<Admin>, on: bool) -> bool {
-    if let Some(scope) = admin.scope.get() {
+async fn admin_mode(on: bool, ctx: ToolContext, admin: State<Admin>) -> bool {
+    if let Some(scope) = ctx.scope_at("admin") {
         scope.set_when(on);
     }
+    #[cfg(not(feature = "redis"))]
+    let _ = admin;
     #[cfg(feature = "redis")]
     if let Some((conn, channel)) = admin.publisher.get() {
         let mut conn = conn.clone();
@@ -239,6 +244,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut builder = Toolmark::builder()
         .state(Notes::default())
         .state(Admin::default())
+        .scope_at("admin", ScopeOptions::hidden()) // shown by settings.admin_mode
         .confirm_handler(confirm);
     if let Some(ms) = flag(&args, "--confirm-expiry-ms") {
         builder = builder.confirm_expiry(Duration::from_millis(ms.parse()?));
@@ -249,13 +255,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let tm = builder.build()?;
     tm.register_collected()?;
-    let admin = tm.scope_at("admin");
-    admin.set_when(false);
-    if let Some(state) = tm.state::<Admin>() {
-        let _ = state.scope.set(admin.clone());
-        if let Some(url) = &redis_url {
-            share_admin_flag(url, &prefix, admin, state).await?;
-        }
+    if let (Some(url), Some(state)) = (&redis_url, tm.state::<Admin>()) {
+        share_admin_flag(url, &prefix, tm.scope_at("admin"), state).await?;
     }
 
     let mut server = McpServer::new(tm).server_info("toolmark-notes", env!("CARGO_PKG_VERSION"));

@@ -6,7 +6,10 @@
 use std::sync::Mutex;
 
 use serde_json::{json, Value};
-use toolmark::{tool, CallOptions, Caller, Decision, Outcome, State, ToolError, Toolmark};
+use toolmark::{
+    tool, CallOptions, Caller, Decision, Outcome, ScopeOptions, State, ToolContext, ToolError,
+    Toolmark,
+};
 
 /// The app's own state: a board of challenges.
 #[derive(Default)]
@@ -24,6 +27,15 @@ struct Challenge {
 #[tool(scope = "challenges", read_only)]
 async fn list(board: State<Board>) -> Vec<Challenge> {
     board.challenges.lock().unwrap().clone()
+}
+
+/// Open the "new challenge" dialog: its tools become available.
+#[tool(scope = "challenges")]
+async fn open_create(ctx: ToolContext) -> String {
+    if let Some(dialog) = ctx.scope_at("challenges.create") {
+        dialog.set_when(true);
+    }
+    "the create dialog is open".to_owned()
 }
 
 /// Create a challenge.
@@ -57,6 +69,22 @@ async fn act(tm: &Toolmark, step: &str, tool: &str, input: Value) -> Outcome {
     out
 }
 
+/// Print what `Caller::InApp` may call now.
+fn print_manifest(tm: &Toolmark, title: &str) {
+    println!("{title}");
+    for tool in tm.manifest(Caller::InApp) {
+        let confirm = if tool.needs_confirmation {
+            ", needs confirmation"
+        } else {
+            ""
+        };
+        println!(
+            "  {:<30} {:?}{confirm} — {}",
+            tool.name, tool.effect, tool.description
+        );
+    }
+}
+
 fn show(step: &str, outcome: &Outcome) {
     let text = match outcome {
         Outcome::Ok { output } => format!("ok → {output}"),
@@ -76,25 +104,32 @@ fn show(step: &str, outcome: &Outcome) {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // The app: its state, and every #[tool] in the binary.
-    let tm = Toolmark::builder().state(Board::default()).build()?;
+    // The app: its state, and every #[tool] in the binary. The create dialog starts
+    // closed: its scope is hidden until `challenges.open_create` opens it.
+    let tm = Toolmark::builder()
+        .state(Board::default())
+        .scope_at("challenges.create", ScopeOptions::hidden())
+        .build()?;
     let registered = tm.register_collected()?;
     println!("Registered {registered} tools.\n");
+    print_manifest(&tm, "The in-app agent sees:");
 
-    // The agent reads what it may do.
-    println!("The in-app agent sees:");
-    for tool in tm.manifest(Caller::InApp) {
-        let confirm = if tool.needs_confirmation {
-            ", needs confirmation"
-        } else {
-            ""
-        };
-        println!(
-            "  {:<28} {:?}{confirm} — {}",
-            tool.name, tool.effect, tool.description
-        );
-    }
-    let fill_schema: &Value = &tm.manifest(Caller::InApp)[1].input_schema;
+    // The agent opens the dialog: a tool that shows a scope.
+    println!("\nThe agent calls:");
+    act(
+        &tm,
+        "open the create dialog",
+        "challenges.open_create",
+        json!({}),
+    )
+    .await;
+    print_manifest(&tm, "\nNow it sees:");
+    let fill_schema = tm
+        .manifest(Caller::InApp)
+        .into_iter()
+        .find(|t| t.name == "challenges.create.fill")
+        .map(|t| t.input_schema)
+        .unwrap_or_default();
     println!("\n  input schema of challenges.create.fill:\n  {fill_schema}\n");
 
     println!("The agent calls:");

@@ -68,3 +68,55 @@ pub(crate) fn router_with(n: usize, schema: &serde_json::Value) -> ToolRouter<Se
     }
     router
 }
+
+/// A server for the call rows: nothing but the default handler (rmcp's
+/// `ToolRouter::call` needs a request context, whose peer only a running service has).
+pub(crate) struct CallServer;
+
+impl rmcp::ServerHandler for CallServer {}
+
+/// What an rmcp server keeps to call a tool: the router (built once, as a server
+/// stores its `#[tool_router]`), the server and a request context, cloned per call
+/// (rmcp's service builds one per request the same way: a cancellation token, an id,
+/// empty meta and extensions, its peer).
+pub(crate) struct CachedCall {
+    pub(crate) router: ToolRouter<Server>,
+    pub(crate) server: Server,
+    pub(crate) context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    /// The running service and the other end of its transport, kept alive.
+    _running: rmcp::service::RunningService<rmcp::RoleServer, CallServer>,
+    _client_end: tokio::io::DuplexStream,
+}
+
+impl CachedCall {
+    /// A router holding the typed `add` tool (as `add`); call inside a runtime.
+    pub(crate) fn new() -> Self {
+        let (server_end, client_end) = tokio::io::duplex(1 << 16);
+        let running = rmcp::service::serve_directly(CallServer, server_end, None);
+        let context = rmcp::service::RequestContext::new(
+            rmcp::model::NumberOrString::Number(1),
+            running.peer().clone(),
+        );
+        CachedCall {
+            router: register_all(vec![typed_route("add".to_owned())]),
+            server: Server,
+            context,
+            _running: running,
+            _client_end: client_end,
+        }
+    }
+
+    /// One `tools/call` of `add` through `ToolRouter::call` with `arguments`.
+    pub(crate) async fn call(
+        &self,
+        arguments: JsonObject,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let params = rmcp::model::CallToolRequestParams::new("add").with_arguments(arguments);
+        let ctx = rmcp::handler::server::tool::ToolCallContext::new(
+            &self.server,
+            params,
+            self.context.clone(),
+        );
+        self.router.call(ctx).await
+    }
+}

@@ -4,6 +4,8 @@
 
 mod common;
 mod example;
+#[path = "../support/external.rs"]
+mod external;
 mod golden;
 mod names;
 mod otel;

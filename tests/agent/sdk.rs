@@ -12,23 +12,11 @@ use toolmark::Decision;
 
 use crate::common::{fixture, scripted_response};
 
-/// The venv's python: `TOOLMARK_PYTHON`, else `.ci/venv/bin/python`. Without one,
-/// the test fails under CI and is skipped loudly elsewhere.
-pub(crate) fn python() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("TOOLMARK_PYTHON") {
-        return Some(PathBuf::from(p));
-    }
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".ci/venv/bin/python");
-    if venv.exists() {
-        return Some(venv);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("no Python venv: set TOOLMARK_PYTHON or run .ci/run (it creates .ci/venv)");
-    }
-    eprintln!(
-        "\n*** SKIPPED: no Python venv with the provider SDKs (set TOOLMARK_PYTHON or run .ci/run) ***\n"
-    );
-    None
+/// The venv's python: `TOOLMARK_PYTHON`, else `.ci/venv/bin/python`. Without
+/// `TOOLMARK_PYTHON` (and outside CI) the tests are reported ignored; when they run
+/// without it they fail (`tests/support/external.rs`).
+pub(crate) fn python() -> PathBuf {
+    crate::external::python()
 }
 
 async fn generated(provider: Provider) -> Value {
@@ -63,8 +51,12 @@ async fn generated(provider: Provider) -> Value {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(toolmark_client = "python"),
+    ignore = "needs the Python SDKs: set TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 async fn the_official_sdks_accept_every_generated_definition_and_message() {
-    let Some(python) = python() else { return };
+    let python = python();
     let mut all = Map::new();
     for provider in Provider::ALL {
         all.insert(provider.as_str().into(), generated(provider).await);
@@ -99,8 +91,12 @@ async fn the_official_sdks_accept_every_generated_definition_and_message() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(toolmark_client = "python"),
+    ignore = "needs the Python SDKs: set TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 async fn a_value_the_sdks_reject_fails_the_check() {
-    let Some(python) = python() else { return };
+    let python = python();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agent/sdk_check.py");
     let dir = std::env::temp_dir().join(format!("toolmark-agent-sdk-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -139,4 +135,16 @@ async fn a_value_the_sdks_reject_fails_the_check() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Without the Python SDKs these tests are reported ignored, never `ok`.
+#[test]
+fn the_sdk_tests_are_reported_ignored_unless_python_is_expected() {
+    crate::external::assert_ignored_unless_expected(
+        cfg!(toolmark_client = "python"),
+        &[
+            "sdk::the_official_sdks_accept_every_generated_definition_and_message",
+            "sdk::a_value_the_sdks_reject_fails_the_check",
+        ],
+    );
 }

@@ -5,9 +5,11 @@ mod caps;
 mod ctx_changes;
 mod ctx_confirm;
 mod deferred;
+mod drops;
 #[path = "../support/fixtures.rs"]
 mod fixtures;
 mod inline;
+mod registration;
 mod rules;
 #[path = "../support/stores.rs"]
 mod stores;

@@ -4,7 +4,8 @@
 //!
 //! Node is `$TOOLMARK_NODE`, else `.ci/node/node_modules/.bin/node`; the suite is
 //! `$TOOLMARK_CONFORMANCE`, else `.ci/node/node_modules/@modelcontextprotocol/conformance/dist/index.js`.
-//! Without them the test fails when `CI` is set and is skipped, loudly, otherwise.
+//! Without those variables (and outside CI) the test is reported ignored; when it
+//! runs without Node or the suite it fails (`tests/support/external.rs`).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -14,30 +15,13 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn tool(var: &str, default: &str) -> Option<PathBuf> {
-    let p = std::env::var_os(var).map_or_else(|| root().join(default), PathBuf::from);
-    if p.exists() {
-        return Some(p);
-    }
-    let msg = format!("{} not found (${var}); run .ci/run", p.display());
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
-    }
-    eprintln!("SKIPPED: {msg}");
-    None
-}
-
 #[test]
+#[cfg_attr(
+    not(toolmark_client = "conformance"),
+    ignore = "needs Node and the MCP conformance suite: set TOOLMARK_NODE and TOOLMARK_CONFORMANCE, or run .ci/run (runs every test)"
+)]
 fn the_conformance_suite_passes_with_its_expected_failures() {
-    let Some(node) = tool("TOOLMARK_NODE", ".ci/node/node_modules/.bin/node") else {
-        return;
-    };
-    let Some(suite) = tool(
-        "TOOLMARK_CONFORMANCE",
-        ".ci/node/node_modules/@modelcontextprotocol/conformance/dist/index.js",
-    ) else {
-        return;
-    };
+    let (node, suite) = crate::external::conformance();
     let exe = std::env::current_exe().unwrap();
     let bin = exe
         .parent()
@@ -102,4 +86,13 @@ fn the_conformance_suite_passes_with_its_expected_failures() {
             "{scenario} did not pass:\n{summary}"
         );
     }
+}
+
+/// Without Node and the suite this test is reported ignored, never `ok`.
+#[test]
+fn the_conformance_test_is_reported_ignored_unless_the_suite_is_expected() {
+    crate::external::assert_ignored_unless_expected(
+        cfg!(toolmark_client = "conformance"),
+        &["conformance::the_conformance_suite_passes_with_its_expected_failures"],
+    );
 }

@@ -7,30 +7,17 @@
 //! through one instance and seen by the others' next list. Then every key and
 //! value under the run's prefix is read back: the card number is in none.
 //!
-//! Needs `TOOLMARK_REDIS_URL` (.ci/run starts a redis-server) and the Python SDK;
-//! without them the test fails under CI and is skipped, loudly, otherwise.
+//! Needs `TOOLMARK_REDIS_URL` (.ci/run starts a redis-server) and the Python SDK
+//! (`TOOLMARK_PYTHON`): without both (and outside CI) it is reported ignored; when
+//! it runs without them it fails (`tests/support/external.rs`).
 
 use std::process::Command;
 
 use super::python::{python, root, start_http};
+use crate::external::redis_url;
 
 /// The card number `python_client.py` sends.
 const CARD: &str = "4111-2222-3333-9876";
-
-fn redis_url() -> Option<String> {
-    match std::env::var("TOOLMARK_REDIS_URL") {
-        Ok(url) => Some(url),
-        Err(_) => {
-            let msg =
-                "TOOLMARK_REDIS_URL is not set (run .ci/run, or start a redis-server and set it)";
-            if std::env::var_os("CI").is_some() {
-                panic!("{msg}");
-            }
-            eprintln!("SKIPPED: {msg}");
-            None
-        }
-    }
-}
 
 /// Every key under `prefix` with every value it holds, as text.
 async fn dump(conn: &mut redis::aio::MultiplexedConnection, prefix: &str) -> Vec<(String, String)> {
@@ -66,9 +53,13 @@ async fn dump(conn: &mut redis::aio::MultiplexedConnection, prefix: &str) -> Vec
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(all(toolmark_client = "redis", toolmark_client = "python")),
+    ignore = "needs redis-server and the Python SDKs: set TOOLMARK_REDIS_URL and TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 async fn three_instances_one_redis_any_instance_answers() {
-    let Some(url) = redis_url() else { return };
-    let Some(py) = python() else { return };
+    let url = redis_url();
+    let py = python();
     let prefix = format!("mcp26-instances-{}:", std::process::id());
     let key = "5a".repeat(32);
     let env = [("TOOLMARK_SEAL_KEY", key.as_str())];
@@ -128,4 +119,13 @@ async fn three_instances_one_redis_any_instance_answers() {
             .await
             .unwrap();
     }
+}
+
+/// Without Redis and the Python SDKs this test is reported ignored, never `ok`.
+#[test]
+fn the_instances_test_is_reported_ignored_unless_redis_and_python_are_expected() {
+    crate::external::assert_ignored_unless_expected(
+        cfg!(all(toolmark_client = "redis", toolmark_client = "python")),
+        &["instances::three_instances_one_redis_any_instance_answers"],
+    );
 }

@@ -7,6 +7,8 @@
 
 mod ask;
 mod conformance;
+#[path = "../support/external.rs"]
+mod external;
 mod http;
 mod http_2026;
 #[cfg(feature = "redis")]

@@ -1,9 +1,11 @@
 //! The official MCP Python SDK (`mcp==2.3.0`, installed by `.ci/run` into
 //! `.ci/venv`) drives `examples/mcp_server` over stdio and over HTTP with
-//! `tests/mcp/python_client.py`.
+//! `tests/mcp/python_client.py`, at 2025-11-25 (the client forced to
+//! `initialize`) and at 2026-07-28.
 //!
 //! The interpreter is `$TOOLMARK_PYTHON`, else `.ci/venv/bin/python`. Without
-//! one the tests fail when `CI` is set and are skipped, loudly, otherwise.
+//! `TOOLMARK_PYTHON` (and outside CI) the tests are reported ignored; when they run
+//! without the interpreter they fail (`tests/support/external.rs`).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -13,23 +15,8 @@ pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-pub(crate) fn python() -> Option<PathBuf> {
-    let p = match std::env::var_os("TOOLMARK_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => root().join(".ci/venv/bin/python"),
-    };
-    if p.exists() {
-        return Some(p);
-    }
-    let msg = format!(
-        "no Python with the MCP SDK at {} (run .ci/run, or: python3 -m venv .ci/venv && .ci/venv/bin/pip install mcp==2.3.0)",
-        p.display()
-    );
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
-    }
-    eprintln!("SKIPPED: {msg}");
-    None
+pub(crate) fn python() -> PathBuf {
+    crate::external::python()
 }
 
 /// `target/<profile>/examples/mcp_server`, built by `cargo test` with the tests.
@@ -103,14 +90,22 @@ pub(crate) fn start_http(extra: &[&str], env: &[(&str, &str)]) -> (Server, Strin
 
 /// The 2025-11-25 session (the client forced to `initialize`).
 #[test]
+#[cfg_attr(
+    not(toolmark_client = "python"),
+    ignore = "needs the Python SDKs: set TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn python_sdk_over_stdio() {
-    let Some(py) = python() else { return };
+    let py = python();
     run_client(&py, "stdio", example().to_str().unwrap(), "legacy");
 }
 
 #[test]
+#[cfg_attr(
+    not(toolmark_client = "python"),
+    ignore = "needs the Python SDKs: set TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn python_sdk_over_http() {
-    let Some(py) = python() else { return };
+    let py = python();
     let (server, url) = start_http(&[], &[]);
     run_client(&py, "http", &url, "legacy");
     drop(server);
@@ -123,14 +118,22 @@ fn python_sdk_over_http() {
 /// rejected) by a person on the app's page (URL mode); no secret in any
 /// message, `requestState` included.
 #[test]
+#[cfg_attr(
+    not(toolmark_client = "python"),
+    ignore = "needs the Python SDKs: set TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn python_sdk_2026_over_stdio() {
-    let Some(py) = python() else { return };
+    let py = python();
     run_client(&py, "stdio", example().to_str().unwrap(), "2026");
 }
 
 #[test]
+#[cfg_attr(
+    not(toolmark_client = "python"),
+    ignore = "needs the Python SDKs: set TOOLMARK_PYTHON, or run .ci/run (runs every test)"
+)]
 fn python_sdk_2026_over_http() {
-    let Some(py) = python() else { return };
+    let py = python();
     let (server, url) = start_http(
         &[
             "--confirm-by-elicitation",
@@ -142,4 +145,18 @@ fn python_sdk_2026_over_http() {
     );
     run_client(&py, "http", &url, "2026");
     drop(server);
+}
+
+/// Without the Python SDKs these tests are reported ignored, never `ok`.
+#[test]
+fn the_python_tests_are_reported_ignored_unless_python_is_expected() {
+    crate::external::assert_ignored_unless_expected(
+        cfg!(toolmark_client = "python"),
+        &[
+            "python::python_sdk_over_stdio",
+            "python::python_sdk_over_http",
+            "python::python_sdk_2026_over_stdio",
+            "python::python_sdk_2026_over_http",
+        ],
+    );
 }

@@ -2,6 +2,7 @@
 //! (issue 14, first part): see `toolmark::policy`.
 
 mod audit;
+mod decide;
 mod no_handler;
 mod person;
 mod remember;

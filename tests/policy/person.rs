@@ -116,10 +116,11 @@ async fn a_deferred_approval_without_an_identity_leaves_it_open(s: Store) {
 
 #[tokio::test]
 async fn a_remembered_client_approval_does_not_cover_a_person_only_call() {
-    // The tool first needs no person; the client approves it for always. Then it
-    // is registered again as destructive, which the person rule covers.
+    // The tool first needs no person; the client approves it for its session
+    // (the app lets clients' decisions cover their session). Then it is
+    // registered again as destructive, which the person rule covers.
     let (tm, r) =
-        with_tools(Toolmark::builder().policy(
+        with_tools(Toolmark::builder().client_session_decisions(true).policy(
             Policy::new().rule(Rule::require_person("destroy").effect(Effect::Destructive)),
         ));
     let scope = tm.scope("vault");
@@ -129,7 +130,8 @@ async fn a_remembered_client_approval_does_not_cover_a_person_only_call() {
     let client = Asker::new();
     let call = || {
         opts(Caller::Mcp)
-            .confirm_handler(client.handler(|| Decision::approve().remember(For::Always)))
+            .session("client-1")
+            .confirm_handler(client.handler(|| Decision::approve().remember(For::Session)))
     };
     assert!(tm.call("vault.wipe", json!({}), call()).await.is_ok());
     assert!(tm.call("vault.wipe", json!({}), call()).await.is_ok());

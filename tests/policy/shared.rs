@@ -20,7 +20,7 @@ on_shared_stores!(
     an_inline_always_decision_is_kept_in_the_store_and_a_session_one_is_not,
     a_tool_with_sensitive_paths_never_gets_a_stored_approval,
     a_stored_decision_covers_neither_another_caller_nor_another_tool_nor_another_effect,
-    a_session_decision_on_a_stored_confirmation_of_a_session_call_is_not_kept,
+    a_session_decision_on_a_stored_confirmation_covers_that_session_only,
 );
 
 /// An instance on `backing` with the tools of [`with_tools`] and, with `asker`,
@@ -267,10 +267,13 @@ async fn a_stored_decision_covers_neither_another_caller_nor_another_tool_nor_an
         .is_ok());
 }
 
-async fn a_session_decision_on_a_stored_confirmation_of_a_session_call_is_not_kept(s: Store) {
+/// The call's session id is sealed with its stored confirmation: a session
+/// decision on it covers that session, on the instance that took the answer (a
+/// session decision stays in its process), as it does without a store.
+async fn a_session_decision_on_a_stored_confirmation_covers_that_session_only(s: Store) {
     let Some(backing) = s.open() else { return };
-    let (a, _) = instance(&backing, Toolmark::builder()).await;
-    // The call's session id is not stored, so its session cannot be known later.
+    let (a, runs_a) = instance(&backing, Toolmark::builder()).await;
+    let (b, runs_b) = instance(&backing, Toolmark::builder()).await;
     let out = a
         .call(
             "mail.send",
@@ -279,28 +282,40 @@ async fn a_session_decision_on_a_stored_confirmation_of_a_session_call_is_not_ke
         )
         .await;
     let id = out.confirm_id().unwrap().to_owned();
-    assert!(a
+    // Answered on B for the session.
+    assert!(b
         .confirm_pending(&id, Decision::approve().remember(For::Session))
         .await
         .is_ok());
-    assert!(listed(&a).await.is_empty());
-    // A call without a session id: its session decision is kept in the process.
-    let id = deferred(&a, "mail.send", Caller::InApp).await;
-    assert!(a
-        .confirm_pending(&id, Decision::approve().remember(For::Session))
+    assert_eq!(runs(&runs_b), 1);
+    let kept = b.remembered();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].session_bound);
+    assert!(a.remembered().is_empty(), "a session decision stays in B");
+    // B: that session runs at once; another session, or none, is asked.
+    assert!(b
+        .call(
+            "mail.send",
+            json!({}),
+            opts(Caller::InApp).session("sess-1")
+        )
         .await
         .is_ok());
-    assert_eq!(a.remembered().len(), 1);
-    assert!(a
-        .call("mail.send", json!({}), opts(Caller::InApp))
-        .await
-        .is_ok());
-    let out = a
+    assert_eq!(runs(&runs_b), 2);
+    for other in [opts(Caller::InApp).session("sess-2"), opts(Caller::InApp)] {
+        let out = b.call("mail.send", json!({}), other).await;
+        assert!(out.confirm_id().is_some(), "asked: {out:?}");
+    }
+    // The session ends: its decision goes.
+    assert_eq!(b.end_session("sess-1"), 1);
+    let out = b
         .call(
             "mail.send",
             json!({}),
             opts(Caller::InApp).session("sess-1"),
         )
         .await;
-    assert!(out.confirm_id().is_some(), "another session: asked");
+    assert!(out.confirm_id().is_some(), "{out:?}");
+    assert_eq!(runs(&runs_a), 0);
+    assert!(listed(&a).await.is_empty(), "nothing in the store");
 }

@@ -67,12 +67,14 @@ fn free_port() -> u16 {
         .port()
 }
 
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_or_double_run() {
-    // Under CI this test needs redis-server like the others; outside, skip loudly.
-    if redis_url().is_none() {
-        return;
-    }
+    // It starts (and stops) a redis-server of its own: the attribute above makes it
+    // an ignored test where Redis is not expected.
     let dir = std::env::temp_dir().join(prefix());
     std::fs::create_dir_all(&dir).unwrap();
     let port = free_port();
@@ -171,13 +173,14 @@ async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_o
 /// read is not trusted blindly (the call is asked), one that cannot be written is
 /// not kept (the call it answered still runs), and the decision stored before the
 /// fault answers again once Redis is back.
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use toolmark::policy::{answering, For};
-    if redis_url().is_none() {
-        return;
-    }
     let dir = std::env::temp_dir().join(prefix());
     std::fs::create_dir_all(&dir).unwrap();
     let port = free_port();
@@ -237,5 +240,124 @@ async fn remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover(
     assert!(call().await.is_ok());
     assert_eq!(asked.load(Ordering::SeqCst), 2, "answered by it again");
     assert_eq!(count(&runs), 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Redis killed (SIGKILL) while approvals are in flight, then started again from
+/// its append-only file: every approval either ran (once) or was refused
+/// `unavailable` with the confirmation still answerable, so answering the refused
+/// ones again runs each of them once. Nothing is "used up and not run".
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once() {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    // It starts (and kills) a redis-server of its own: the attribute above makes it
+    // run only where redis-server is expected.
+    let dir = std::env::temp_dir().join(prefix());
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let mut server = start(port, &dir);
+    until_listening(port).await;
+    let url = format!("redis://127.0.0.1:{port}/");
+    let options = RedisStoreOptions::default().timeout(Duration::from_millis(500));
+    let tm = Toolmark::builder()
+        .seal_key(KEY)
+        .max_pending(1000)
+        .confirm_store(RedisStore::connect_with(&url, options).await.unwrap())
+        .build()
+        .unwrap();
+    // Each run is counted per title.
+    let ran: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+    let seen = ran.clone();
+    tm.register(
+        toolmark::ToolSpec::new("create", "Create")
+            .input_schema(json!({"type": "object", "properties": {"title": {"type": "string"}}}))
+            .effect(toolmark::Effect::Consequential)
+            .handler(move |_ctx, input| {
+                let seen = seen.clone();
+                async move {
+                    let title = input["title"].as_str().unwrap_or_default().to_owned();
+                    *seen.lock().unwrap().entry(title).or_default() += 1;
+                    Ok(json!("done"))
+                }
+            }),
+        Default::default(),
+    )
+    .unwrap();
+    const N: usize = 200;
+    let mut ids = Vec::new();
+    for i in 0..N {
+        ids.push(defer(&tm, "create", json!({"title": format!("t{i}")})).await);
+    }
+    let mut handles = Vec::new();
+    for id in ids.clone() {
+        let tm = tm.clone();
+        handles.push(tokio::spawn(async move {
+            let out = tm.confirm_pending(&id, Decision::approve()).await;
+            (id, out)
+        }));
+    }
+    // Kill it while the approvals run.
+    tokio::time::sleep(Duration::from_millis(15)).await;
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let mut refused = Vec::new();
+    let mut ok = 0;
+    for h in handles {
+        let (id, out) = h.await.unwrap();
+        match out.refusal_code() {
+            None => {
+                assert!(out.is_ok(), "{out:?}");
+                ok += 1;
+            }
+            Some(RefusalCode::Unavailable) => {
+                let message = &out.refusal().unwrap().message;
+                assert!(
+                    message.contains("did not run") || message.contains("nothing was run"),
+                    "{message}"
+                );
+                refused.push(id);
+            }
+            Some(other) => panic!("an approval in flight was refused {other:?}: {out:?}"),
+        }
+    }
+    eprintln!(
+        "{ok} approvals ran before the fault, {} were refused `unavailable`",
+        refused.len()
+    );
+    server = start(port, &dir);
+    until_listening(port).await;
+    // Every refused approval, answered again once Redis is back, runs.
+    for id in &refused {
+        let mut out = None;
+        for _ in 0..200 {
+            let o = tm.confirm_pending(id, Decision::approve()).await;
+            if o.refusal_code() != Some(RefusalCode::Unavailable) {
+                out = Some(o);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let out = out.expect("Redis came back");
+        assert!(
+            out.is_ok(),
+            "a refused approval is answerable again: {out:?}"
+        );
+    }
+    let ran = ran.lock().unwrap().clone();
+    assert_eq!(
+        ran.len(),
+        N,
+        "every confirmation ran ({ok} at once, {} after the fault)",
+        refused.len()
+    );
+    assert!(ran.values().all(|n| *n == 1), "each exactly once: {ran:?}");
+    // Nothing is left pending.
+    assert!(tm.pending_confirmations_async().await.unwrap().is_empty());
+    drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }

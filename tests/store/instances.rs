@@ -27,9 +27,13 @@ async fn instance(
     (tm, runs)
 }
 
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_call_on_a_approved_on_b_runs_once_on_b_and_a_gets_confirmed() {
-    let Some(url) = redis_url() else { return };
+    let url = redis_url();
     let p = prefix();
     let (a, runs_a) = instance(&url, &p, Toolmark::builder()).await;
     let (b, runs_b) = instance(&url, &p, Toolmark::builder()).await;
@@ -50,9 +54,13 @@ async fn a_call_on_a_approved_on_b_runs_once_on_b_and_a_gets_confirmed() {
     assert_eq!(count(&runs_a) + count(&runs_b), 1);
 }
 
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_hundred_concurrent_approvals_over_both_instances_run_exactly_once() {
-    let Some(url) = redis_url() else { return };
+    let url = redis_url();
     let p = prefix();
     let (a, runs_a) = instance(&url, &p, Toolmark::builder()).await;
     let (b, runs_b) = instance(&url, &p, Toolmark::builder()).await;
@@ -78,9 +86,13 @@ async fn two_hundred_concurrent_approvals_over_both_instances_run_exactly_once()
     assert_eq!(count(&runs_a) + count(&runs_b), 1);
 }
 
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_confirmation_outlives_the_instance_that_asked() {
-    let Some(url) = redis_url() else { return };
+    let url = redis_url();
     let p = prefix();
     let (a, _) = instance(&url, &p, Toolmark::builder()).await;
     let id = defer(&a, "create", json!({"title": "Chess"})).await;
@@ -96,9 +108,13 @@ async fn a_confirmation_outlives_the_instance_that_asked() {
     assert_eq!(count(&runs), 1);
 }
 
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expiry_is_decided_by_the_injected_clock_on_every_instance() {
-    let Some(url) = redis_url() else { return };
+    let url = redis_url();
     let p = prefix();
     let clock = ManualClock::new();
     let (a, _) = instance(&url, &p, Toolmark::builder().clock(clock.clone())).await;
@@ -128,9 +144,13 @@ async fn expiry_is_decided_by_the_injected_clock_on_every_instance() {
     assert!(list(&a).await.is_empty());
 }
 
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cap_evicts_the_oldest_across_instances() {
-    let Some(url) = redis_url() else { return };
+    let url = redis_url();
     let p = prefix();
     let (a, _) = instance(&url, &p, Toolmark::builder().max_pending(3)).await;
     let (b, _) = instance(&url, &p, Toolmark::builder().max_pending(3)).await;

@@ -3,13 +3,14 @@
 //! (`secrets`), and a Redis that goes away mid-test (`faults`).
 //!
 //! The Redis tests read `TOOLMARK_REDIS_URL` (.ci/run starts a redis-server and
-//! sets it). Without it they are skipped with a loud message, except under CI
-//! (`CI` set), where its absence fails them.
+//! sets it). Without it (and outside CI) they are reported ignored; under CI (`CI`
+//! set) its absence fails them (`tests/support/external.rs`).
 
 mod faults;
 mod instances;
 mod rules;
 mod secrets;
+mod tamper;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -87,4 +88,23 @@ pub(crate) async fn next(bridge: &mut Bridge) -> (String, Outcome) {
         } => (confirm_id, outcome),
         other => panic!("expected a confirmed message, got {other:?}"),
     }
+}
+
+/// Without Redis the Redis tests are reported ignored, never `ok`.
+#[test]
+fn the_redis_tests_are_reported_ignored_unless_redis_is_expected() {
+    stores::external::assert_ignored_unless_expected(
+        cfg!(toolmark_client = "redis"),
+        &[
+            "instances::a_call_on_a_approved_on_b_runs_once_on_b_and_a_gets_confirmed",
+            "secrets::no_sensitive_value_is_stored_or_published_in_clear",
+            "faults::redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_or_double_run",
+            "rules::redis::deferred_call_returns_needs_confirmation_and_is_listed",
+        ],
+    );
+    // The same rules on the built-in store and a MemoryStore always run.
+    let ignored = stores::external::ignored_tests();
+    assert!(!ignored
+        .iter()
+        .any(|t| t.starts_with("rules::builtin::") || t.starts_with("rules::memory::")));
 }

@@ -19,15 +19,15 @@ pub(crate) enum Backend {
 }
 
 impl Backend {
-    /// A toolmark on this store (seal key set), or `None` when Redis is absent
-    /// outside CI.
+    /// A toolmark on this store (seal key set). Always `Some`: the Redis tests are
+    /// reported ignored where Redis is not expected.
     pub(crate) async fn build(self, builder: ToolmarkBuilder) -> Option<Toolmark> {
         let builder = builder.seal_key(KEY);
         let builder = match self {
             Backend::Builtin => builder,
             Backend::Memory => builder.confirm_store(MemoryStore::new()),
             Backend::Redis => {
-                let url = redis_url()?;
+                let url = redis_url();
                 builder.confirm_store(redis(&url, &prefix()).await)
             }
         };
@@ -46,7 +46,8 @@ macro_rules! on_every_store {
             async fn $name() { super::$name(super::Backend::Memory).await })*
         }
         mod redis {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            $(#[cfg_attr(not(toolmark_client = "redis"), ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)")]
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $name() { super::$name(super::Backend::Redis).await })*
         }
     };

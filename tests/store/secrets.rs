@@ -3,7 +3,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redis::AsyncCommands;
 use serde_json::{json, Value};
 use toolmark::clock::ManualClock;
 use toolmark::store::MemoryStore;
@@ -50,9 +49,13 @@ fn pay_input(title: &str, cvc: &str) -> Value {
     json!({"title": title, "pin": "PIN-7310", "cards": [{"number": "4111", "cvc": cvc}]})
 }
 
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_sensitive_value_is_stored_or_published_in_clear() {
-    let Some(url) = redis_url() else { return };
+    let url = redis_url();
     let p = prefix();
     let clock = ManualClock::new();
     let (a, _) = pay_instance(&url, &p, &clock).await;
@@ -131,99 +134,21 @@ async fn no_sensitive_value_is_stored_or_published_in_clear() {
     assert!(messages >= 4, "the resolutions were published ({messages})");
 }
 
-/// The record of `id` as stored, and a way to write it back.
-async fn record(url: &str, p: &str, id: &str) -> Value {
-    let client = redis::Client::open(url).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let text: String = conn.get(format!("{p}:rec:{id}")).await.unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-async fn write(url: &str, p: &str, id: &str, record: &Value) {
-    let client = redis::Client::open(url).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let _: () = conn
-        .set(format!("{p}:rec:{id}"), record.to_string())
-        .await
-        .unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_record_tampered_with_in_redis_is_refused_and_never_runs() {
-    let Some(url) = redis_url() else { return };
-    let p = prefix();
-    let clock = ManualClock::new();
-    let (a, seen) = pay_instance(&url, &p, &clock).await;
-    let mut bridge = a.bridge();
-
-    // A changed ciphertext.
-    let flipped = defer(&a, "pay", pay_input("flipped", "CVC-90210")).await;
-    let mut r = record(&url, &p, &flipped).await;
-    let sealed = r["sealed"].as_str().unwrap().to_owned();
-    let last = sealed.chars().last().unwrap();
-    let changed = format!(
-        "{}{}",
-        &sealed[..sealed.len() - 1],
-        if last == '0' { '1' } else { '0' }
-    );
-    r["sealed"] = json!(changed);
-    write(&url, &p, &flipped, &r).await;
-    let out = a.confirm_pending(&flipped, Decision::approve()).await;
-    assert_eq!(out.refusal_code(), Some(RefusalCode::ConfirmationExpired));
-    assert!(out.refusal().unwrap().message.contains("integrity"));
-    assert_eq!(next(&mut bridge).await, (flipped.clone(), out));
-
-    // Two records' sealed inputs swapped between their ids.
-    let one = defer(&a, "pay", pay_input("one", "CVC-90210")).await;
-    let two = defer(&a, "pay", pay_input("two", "CVC-31337")).await;
-    let (mut r1, mut r2) = (record(&url, &p, &one).await, record(&url, &p, &two).await);
-    let s1 = r1["sealed"].clone();
-    r1["sealed"] = r2["sealed"].clone();
-    r2["sealed"] = s1;
-    write(&url, &p, &one, &r1).await;
-    write(&url, &p, &two, &r2).await;
-    for id in [&one, &two] {
-        let out = a.confirm_pending(id, Decision::approve()).await;
-        assert_eq!(
-            out.refusal_code(),
-            Some(RefusalCode::ConfirmationExpired),
-            "{out:?}"
-        );
-    }
-
-    // The seal stripped, or the record pointed at another tool.
-    let stripped = defer(&a, "pay", pay_input("stripped", "CVC-90210")).await;
-    let mut r = record(&url, &p, &stripped).await;
-    r.as_object_mut().unwrap().remove("sealed");
-    write(&url, &p, &stripped, &r).await;
-    let out = a.confirm_pending(&stripped, Decision::approve()).await;
-    assert_eq!(out.refusal_code(), Some(RefusalCode::ConfirmationExpired));
-    let runs = runs();
-    a.register(guarded("create", &runs), Default::default())
-        .unwrap();
-    let moved = defer(&a, "pay", pay_input("moved", "CVC-90210")).await;
-    let mut r = record(&url, &p, &moved).await;
-    r["tool"] = json!("create");
-    write(&url, &p, &moved, &r).await;
-    let out = a.confirm_pending(&moved, Decision::approve()).await;
-    assert_eq!(out.refusal_code(), Some(RefusalCode::ConfirmationExpired));
-
-    assert!(seen.lock().unwrap().is_empty(), "nothing ran");
-    assert_eq!(count(&runs), 0);
-}
-
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
 #[tokio::test]
-async fn a_durable_store_without_a_seal_key_refuses_tools_with_sensitive_paths() {
-    let Some(url) = redis_url() else { return };
+async fn a_durable_store_requires_a_seal_key_and_an_in_process_one_does_not() {
+    let url = redis_url();
     let p = prefix();
-    // The collected `login` tool has sensitive paths.
     let err = Toolmark::builder()
         .confirm_store(redis(&url, &p).await)
         .build()
         .unwrap_err();
     assert_eq!(err.code(), "seal_key_required");
-    assert!(err.to_string().contains("login"));
-    // An in-process store needs no key.
+    assert!(err.to_string().contains("seal_key"), "{err}");
+    // An in-process store needs no key: it seals with a key of the process.
     let tm = Toolmark::builder()
         .confirm_store(MemoryStore::new())
         .build()
@@ -232,11 +157,10 @@ async fn a_durable_store_without_a_seal_key_refuses_tools_with_sensitive_paths()
         .unwrap();
 }
 
-/// A `MemoryStore` without a seal key keeps a record's real input in memory only:
-/// the run gets every secret, and what the store lists (its `Debug` and its JSON)
-/// shows none.
+/// A `MemoryStore` without a seal key seals with the process's key: the run gets
+/// every secret, and what the store holds (its `Debug` and its JSON) shows none.
 #[tokio::test]
-async fn a_keyless_memory_store_keeps_secrets_in_memory_only() {
+async fn a_keyless_memory_store_holds_no_secret_in_clear() {
     use toolmark::store::ConfirmStore;
     let store = MemoryStore::new();
     let tm = Toolmark::builder()

@@ -5,8 +5,9 @@
 //! there in clear.
 //!
 //! The Redis tests read `TOOLMARK_REDIS_URL` (.ci/run starts a redis-server and
-//! sets it). Without it they are skipped with a loud message, except under CI
-//! (`CI` set), where its absence fails them.
+//! sets it). Without it (and outside CI) libtest reports them `ignored, needs
+//! redis-server …` (the mechanism of `external.rs`); under CI (`CI` set) its
+//! absence fails them.
 //!
 //! Shared by several test targets (`#[path]`): not every target uses every item.
 #![allow(dead_code, unreachable_pub, unused_macros, unused_imports)]
@@ -66,22 +67,15 @@ tokio::task_local! {
     static WRITTEN: Arc<Mutex<Vec<String>>>;
 }
 
-/// The Redis URL, or `None` (skip) outside CI; under CI its absence fails.
-pub fn redis_url() -> Option<String> {
-    match std::env::var("TOOLMARK_REDIS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "TOOLMARK_REDIS_URL is not set under CI: .ci/run starts redis-server and sets it"
-            );
-            eprintln!(
-                "\n!!!!!!!! SKIPPED: TOOLMARK_REDIS_URL is not set. Start a redis-server and set \
-                 TOOLMARK_REDIS_URL=redis://127.0.0.1:PORT/ to run the Redis store tests !!!!!!!!\n"
-            );
-            None
-        }
-    }
+#[path = "external.rs"]
+pub mod external;
+
+/// The Redis URL (`$TOOLMARK_REDIS_URL`). Only a test marked
+/// `#[cfg_attr(not(toolmark_client = "redis"), ignore = …)]` may ask (the
+/// `redis` tests `on_every_store!` generates are): without Redis it is reported
+/// ignored, and when it runs without one it fails.
+pub fn redis_url() -> String {
+    external::redis_url()
 }
 
 /// A key prefix no other test uses.
@@ -104,15 +98,15 @@ impl Store {
         self == Store::Redis
     }
 
-    /// A fresh store (a new Redis prefix), or `None` when Redis is absent outside
-    /// CI (the test is skipped).
+    /// A fresh store (a new Redis prefix). `None` only for Redis in a build
+    /// without the `redis` feature.
     pub fn open(self) -> Option<Backing> {
         Some(match self {
             Store::Builtin => Backing::Builtin,
             Store::Memory => Backing::Memory(MemoryStore::new()),
             #[cfg(feature = "redis")]
             Store::Redis => {
-                let url = redis_url()?;
+                let url = redis_url();
                 let prefix = prefix();
                 // Built outside a Redis test's task: nobody would scan it.
                 WRITTEN
@@ -141,8 +135,8 @@ impl Store {
 
 impl Backing {
     /// `builder` with this store (a new connection for Redis, with the seal key;
-    /// a `MemoryStore` needs none and gets none: it keeps a secret in memory, as
-    /// the built-in store does — tests/store runs it with a key, sealed).
+    /// a `MemoryStore` needs none and gets none: the toolmark seals with a key of
+    /// the process — tests/store runs it with a key as well).
     pub async fn builder(&self, builder: ToolmarkBuilder) -> ToolmarkBuilder {
         match self {
             Backing::Builtin => builder,
@@ -172,9 +166,10 @@ pub async fn run<F: Future<Output = ()>>(store: Store, test: impl FnOnce(Store) 
     #[cfg(feature = "redis")]
     if store == Store::Redis {
         let prefixes = written.lock().unwrap().clone();
-        let Some(url) = std::env::var("TOOLMARK_REDIS_URL").ok() else {
+        if prefixes.is_empty() {
             return;
-        };
+        }
+        let url = redis_url();
         for p in prefixes {
             for line in dump(&url, &p).await {
                 for secret in SECRETS {
@@ -251,7 +246,8 @@ macro_rules! on_every_store {
         }
         #[cfg(feature = "redis")]
         mod redis {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            $(#[cfg_attr(not(toolmark_client = "redis"), ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)")]
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() { $crate::stores::run($crate::stores::Store::Redis, super::$name).await })*
         }
     };
@@ -269,7 +265,8 @@ macro_rules! on_shared_stores {
         }
         #[cfg(feature = "redis")]
         mod redis {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            $(#[cfg_attr(not(toolmark_client = "redis"), ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)")]
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() { $crate::stores::run($crate::stores::Store::Redis, super::$name).await })*
         }
     };

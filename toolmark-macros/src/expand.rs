@@ -216,18 +216,25 @@ fn args_struct(tool: &Tool) -> TokenStream {
     };
     let ident = format_ident!("{}", ARGS_STRUCT);
     let title = format!("{}Input", pascal(&tool.name));
-    let fields = args.iter().map(|a| {
-        let name = &a.ident;
-        // Checked here, at the argument's type: the derives below see an error type
-        // when a check fails, and report nothing of their own.
+    // Checked here, at the argument's type, and named by an alias: the derives below
+    // and the run (which takes the arguments as parameters of these types) see an
+    // error type when a check fails, and report nothing of their own.
+    let aliases = args.iter().enumerate().map(|(n, a)| {
+        let alias = arg_alias(n);
         let ty = checked(&a.ty, &["ToolArgSchema", "ToolArgDecode", "ToolArgSend"]);
+        quote!(type #alias = #ty;)
+    });
+    let fields = args.iter().enumerate().map(|(n, a)| {
+        let name = &a.ident;
+        let alias = arg_alias(n);
         let doc = a
             .description
             .as_ref()
             .map(|d| quote!(#[schemars(description = #d)]));
-        quote!(#doc #name: #ty)
+        quote!(#doc #name: #alias)
     });
     quote! {
+        #(#aliases)*
         #[derive(::toolmark::__private::serde::Deserialize, ::toolmark::__private::schemars::JsonSchema)]
         #[serde(crate = "::toolmark::__private::serde")]
         #[schemars(crate = "::toolmark::__private::schemars", title = #title)]
@@ -235,6 +242,11 @@ fn args_struct(tool: &Tool) -> TokenStream {
             #(#fields,)*
         }
     }
+}
+
+/// The alias of plain argument `n`'s checked type.
+fn arg_alias(n: usize) -> syn::Ident {
+    format_ident!("__ToolmarkArg{}", n)
 }
 
 /// `ty` as `<ty as Checked<{ <ty as Check>::OK }, …>>::Ty`, spanned at `ty`: the
@@ -350,8 +362,13 @@ fn check_steps(steps: &[Step], lit: &LitStr) -> TokenStream {
     quote!({ #body })
 }
 
-/// `__toolmark_run`: takes the input, extracts the states, calls the user's fn (on
-/// a thread of its own when it is not async) and converts what it returns.
+/// `__toolmark_start`: takes the input and the states, then hands the user's fn to
+/// the runtime's generic run (`run_async`, or `run_sync` on a thread of its own when
+/// it is not async) with the conversion of what it returns. No `async` block is
+/// written per tool: the run's async block is the runtime's, compiled (and
+/// borrow-checked) once in `toolmark`, instantiated per tool. An async fn's call
+/// only builds its future, so nothing of the user's code runs before the first
+/// poll, as before.
 fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenStream {
     let p = quote!(::toolmark::__private);
     let take = match &tool.input {
@@ -361,6 +378,10 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
         Input::Type(_) => quote! {
             let __toolmark_input = __toolmark_value;
         },
+        // The fields become the parameters of `__toolmark_call`, typed by their
+        // checked aliases: when a check fails its signature names an error type,
+        // and the run reports nothing more (a non-`Send` argument is reported once,
+        // by `ToolArgSend`, not again as a non-`Send` future).
         Input::Args(args) => {
             let fields = args.iter().enumerate().map(|(n, a)| {
                 let name = &a.ident;
@@ -385,7 +406,10 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
                 let local = format_ident!("__toolmark_state{}", n);
                 let p = quote_spanned!(t.span()=> ::toolmark::__private);
                 states.push(quote_spanned! {t.span()=>
-                    let #local = #p::state::<#t>(&__toolmark_ctx)?;
+                    let #local = match #p::state::<#t>(&__toolmark_ctx) {
+                        ::core::result::Result::Ok(__toolmark_state) => __toolmark_state,
+                        ::core::result::Result::Err(__toolmark_err) => return #p::failed(__toolmark_err),
+                    };
                 });
                 call_args.push(local.to_token_stream());
             }
@@ -393,16 +417,6 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
             Role::Arg(i) => call_args.push(format_ident!("__toolmark_arg{}", i).to_token_stream()),
         }
     }
-    let release_ctx = if uses_ctx {
-        TokenStream::new()
-    } else {
-        quote!(::core::mem::drop(__toolmark_ctx);)
-    };
-    let call = if tool.is_async {
-        quote!(#fn_ident(#(#call_args),*).await)
-    } else {
-        quote!(#p::run_blocking(__toolmark_sync, move || #fn_ident(#(#call_args),*)).await)
-    };
     let unit = matches!(&*tool.output.ty, syn::Type::Tuple(t) if t.elems.is_empty())
         && tool.output.result.is_none();
     // The output type's check is read once, spanned at the type.
@@ -412,17 +426,16 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
         let checked = checked(out_ty, &["ToolOutput"]);
         quote_spanned!(out_ty.span()=> #p::output_fn::<#checked>())
     };
+    // What the fn returns, as the run's result: a shared fn for `()`, the output
+    // conversion's fn for a plain `T`, a closure for a `Result`.
     let finish = if unit {
-        quote! {
-            #call;
-            #p::output(())
-        }
+        quote!(#p::unit_output)
     } else if let Some(err) = &tool.output.result {
         // `E` written out: `ToolErrorType` reports a non-`Display` one, and `AnyErr`
         // keeps this conversion from reporting it again.
         let any_err = err.as_ref().map(|_| quote!(use #p::AnyErr as _;));
         quote! {
-            match #call {
+            |__toolmark_out| match __toolmark_out {
                 ::core::result::Result::Ok(__toolmark_ok) => (#output)(__toolmark_ok),
                 ::core::result::Result::Err(__toolmark_err) => ::core::result::Result::Err({
                     use #p::DisplayErr as _;
@@ -432,49 +445,81 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
             }
         }
     } else {
-        quote!((#output)(#call))
+        output
     };
-    // Taken before the context is moved into the fn or released.
-    let sync_run = if tool.is_async {
-        TokenStream::new()
-    } else {
-        quote!(let __toolmark_sync = #p::sync_run(&__toolmark_ctx);)
-    };
-    let body = quote! {
-        #take
-        #(#states)*
-        #sync_run
-        #release_ctx
-        #finish
-    };
-    // Spanned at the fn name: a future that is not `Send` is reported there. Boxed
-    // as a `dyn ToolRun` first, then upcast: rustc's note names that short type.
-    let boxed = {
-        let pinned = quote_spanned!(fn_ident.span()=> ::std::boxed::Box::pin(async move { #body }));
+    // Spanned at the fn name: a future that is not `Send` is reported there.
+    let call = quote_spanned!(fn_ident.span()=> #fn_ident(#(#call_args),*));
+    let start = if tool.is_async {
+        let release_ctx = if uses_ctx {
+            TokenStream::new()
+        } else {
+            quote!(::core::mem::drop(__toolmark_ctx);)
+        };
+        // What the input was checked as (see `Run`).
+        let checked_input = match &tool.input {
+            Input::Args(args) => {
+                let aliases = (0..args.len()).map(arg_alias);
+                quote!((#(#aliases,)*))
+            }
+            Input::None | Input::Type(_) => input_ty.clone(),
+        };
+        let sp = quote_spanned!(fn_ident.span()=> ::toolmark::__private);
+        let run = quote_spanned! {fn_ident.span()=>
+            #sp::run_async(#sp::Run::<_, #checked_input>::new(#call, #finish))
+        };
         quote! {
-            let __toolmark_run: ::core::pin::Pin<::std::boxed::Box<dyn #p::ToolRun>> = #pinned;
-            __toolmark_run
+            #release_ctx
+            #run
         }
+    } else if uses_ctx {
+        quote!(#p::run_sync_with_context(__toolmark_ctx, move |__toolmark_ctx| #call, #finish))
+    } else {
+        quote!(#p::run_sync(__toolmark_ctx, move || #call, #finish))
+    };
+    let start_fn = match &tool.input {
+        Input::Args(args) => {
+            let locals: Vec<syn::Ident> = (0..args.len())
+                .map(|n| format_ident!("__toolmark_arg{}", n))
+                .collect();
+            let aliases = (0..args.len()).map(arg_alias);
+            quote! {
+                fn __toolmark_start(
+                    __toolmark_ctx: #p::ToolContext,
+                    __toolmark_value: #input_ty,
+                ) -> #p::ToolFuture {
+                    #take
+                    __toolmark_call(__toolmark_ctx, #(#locals),*)
+                }
+
+                #[allow(unused_imports, clippy::too_many_arguments)]
+                fn __toolmark_call(
+                    __toolmark_ctx: #p::ToolContext,
+                    #(#locals: #aliases),*
+                ) -> #p::ToolFuture {
+                    #(#states)*
+                    #start
+                }
+            }
+        }
+        Input::None | Input::Type(_) => quote! {
+            #[allow(unused_imports)]
+            fn __toolmark_start(
+                __toolmark_ctx: #p::ToolContext,
+                __toolmark_value: #input_ty,
+            ) -> #p::ToolFuture {
+                #take
+                #(#states)*
+                #start
+            }
+        },
     };
     quote! {
-        #[allow(unused_imports)]
-        fn __toolmark_start(
-            __toolmark_ctx: #p::ToolContext,
-            __toolmark_value: #input_ty,
-        ) -> #p::BoxFuture<
-            'static,
-            ::core::result::Result<#p::serde_json::Value, #p::ToolError>,
-        > {
-            #boxed
-        }
+        #start_fn
 
         fn __toolmark_run(
             __toolmark_ctx: #p::ToolContext,
             __toolmark_decoded: #p::Decoded,
-        ) -> #p::BoxFuture<
-            'static,
-            ::core::result::Result<#p::serde_json::Value, #p::ToolError>,
-        > {
+        ) -> #p::ToolFuture {
             match (__TOOLMARK_INPUT.take)(__toolmark_decoded) {
                 ::core::result::Result::Ok(__toolmark_value) => {
                     __toolmark_start(__toolmark_ctx, __toolmark_value)
@@ -487,10 +532,7 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
             __toolmark_input: &#p::serde_json::Value,
             __toolmark_allow_unknown: bool,
             __toolmark_ctx: #p::ToolContext,
-        ) -> ::core::result::Result<
-            #p::BoxFuture<'static, ::core::result::Result<#p::serde_json::Value, #p::ToolError>>,
-            ::std::vec::Vec<#p::Issue>,
-        > {
+        ) -> ::core::result::Result<#p::ToolFuture, ::std::vec::Vec<#p::Issue>> {
             match (__TOOLMARK_INPUT.decode_typed)(__toolmark_input, __toolmark_allow_unknown) {
                 ::core::result::Result::Ok(__toolmark_value) => {
                     ::core::result::Result::Ok(__toolmark_start(__toolmark_ctx, __toolmark_value))

@@ -14,6 +14,7 @@ use syn::{
     Expr, GenericArgument, GenericParam, Ident, ItemFn, LitStr, Member, Pat, PathArguments,
     ReturnType, Type,
 };
+use toolmark_syntax::path::Seg;
 
 use crate::attr::{ArgAttr, EffectKey, Param, Parsed};
 
@@ -287,14 +288,16 @@ pub(crate) fn check(parsed: Parsed, func: &ItemFn) -> Result<Tool, syn::Error> {
     let mut sensitive = Vec::new();
     for lit in &attrs.sensitive {
         let text = lit.value();
-        let (grammar, json) = match text.strip_prefix("json:") {
-            Some(rest) => (rest, true),
-            None => (text.as_str(), false),
-        };
-        let segs = match parse_path(grammar) {
+        let (grammar, json) = toolmark_syntax::path::split_json(&text);
+        let segs = match toolmark_syntax::path::parse(grammar) {
             Ok(segs) => segs,
             Err(e) => {
-                let pos = e.position + if json { 5 } else { 0 };
+                let pos = e.position
+                    + if json {
+                        toolmark_syntax::path::JSON_PREFIX.len()
+                    } else {
+                        0
+                    };
                 errors.error(
                     lit,
                     format!(
@@ -332,15 +335,15 @@ pub(crate) fn check(parsed: Parsed, func: &ItemFn) -> Result<Tool, syn::Error> {
         });
     }
     let summary = attrs.summary.as_ref().and_then(|lit| {
-        let fields = match parse_template(&lit.value()) {
-            Ok(fields) => fields,
+        let parts = match toolmark_syntax::template::parse(&lit.value()) {
+            Ok(parts) => parts,
             Err(msg) => {
                 errors.error(lit, format!("bad summary template: {msg}"));
                 return None;
             }
         };
         let mut checks = Vec::new();
-        for field in fields {
+        for field in toolmark_syntax::template::fields(&parts) {
             if matches!(input, Input::None) {
                 errors.error(
                     lit,
@@ -794,15 +797,13 @@ fn caller_variant(name: &str) -> Option<&'static str> {
     })
 }
 
-/// Checks one name or scope segment: `[A-Za-z0-9_-]+`.
+/// Checks one name or scope segment: `[A-Za-z0-9_-]+` (the runtime's grammar,
+/// `toolmark_syntax::name`).
 fn segment(s: &str) -> Result<(), String> {
     if s.is_empty() {
         return Err("a segment cannot be empty (`a..b`, a leading or a trailing `.`)".to_owned());
     }
-    match s
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
+    match toolmark_syntax::name::first_invalid(s) {
         Some(c) => Err(format!(
             "`{s}` contains {c:?}; a segment uses only ASCII letters, digits, `_` and `-`"
         )),
@@ -848,237 +849,12 @@ fn distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
-/// One segment of a sensitive path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Seg {
-    /// A field or property name (with `r#` if written).
-    Key(String),
-    /// `[]`.
-    Any,
-}
-
-/// Why a sensitive path does not parse.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct PathError {
-    /// Byte offset of the problem.
-    pub(crate) position: usize,
-    /// What is wrong there.
-    pub(crate) message: String,
-}
-
-/// Is `b` allowed in a segment?
-fn is_seg_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
-}
-
-/// Describes the character at byte `pos` of `s` for an error message.
-fn describe_at(s: &str, pos: usize) -> String {
-    match s.get(pos..).and_then(|rest| rest.chars().next()) {
-        None => "the end of the path".to_owned(),
-        Some(c) if c.is_whitespace() => format!("whitespace ({c:?})"),
-        Some(c) => format!("{:?}", c.to_string()),
-    }
-}
-
-/// Parses a sensitive path, `seg(.seg|[])*`. This is the runtime's grammar
-/// (`toolmark/src/sensitive/path.rs`), with the same positions and messages; the
-/// tests below mirror the runtime's table.
-pub(crate) fn parse_path(s: &str) -> Result<Vec<Seg>, PathError> {
-    let err = |position: usize, message: String| PathError { position, message };
-    let bytes = s.as_bytes();
-    if bytes.is_empty() {
-        return Err(err(0, "a sensitive path cannot be empty".to_owned()));
-    }
-    let mut segs = Vec::new();
-    let mut i = 0;
-    let mut want_seg = true;
-    while i < bytes.len() {
-        if want_seg {
-            let start = i;
-            if bytes[i..].starts_with(b"r#") {
-                i += 2;
-            }
-            let name_start = i;
-            while i < bytes.len() && is_seg_byte(bytes[i]) {
-                i += 1;
-            }
-            if i == name_start {
-                let what = if start == 0 && bytes.get(i) == Some(&b'[') {
-                    "a path starts with a field name, not \"[]\"".to_owned()
-                } else {
-                    format!(
-                        "expected a field name (letters, digits, '_' or '-'), found {}",
-                        describe_at(s, i)
-                    )
-                };
-                return Err(err(i, what));
-            }
-            segs.push(Seg::Key(s[start..i].to_owned()));
-            want_seg = false;
-            continue;
-        }
-        match bytes[i] {
-            b'.' => {
-                i += 1;
-                want_seg = true;
-                if i == bytes.len() {
-                    return Err(err(
-                        i,
-                        "expected a field name after \".\", found the end of the path".to_owned(),
-                    ));
-                }
-            }
-            b'[' => {
-                if bytes.get(i + 1) != Some(&b']') {
-                    return Err(err(
-                        i + 1,
-                        format!(
-                            "expected \"]\" after \"[\" (\"[]\" matches any index; indices \
-                             cannot be named), found {}",
-                            describe_at(s, i + 1)
-                        ),
-                    ));
-                }
-                segs.push(Seg::Any);
-                i += 2;
-            }
-            _ => {
-                return Err(err(
-                    i,
-                    format!("expected \".\" or \"[]\", found {}", describe_at(s, i)),
-                ));
-            }
-        }
-    }
-    Ok(segs)
-}
-
-/// Parses a summary template the way the runtime does (`{field}`, `{a.b}`, `{{` and
-/// `}}` for literal braces) and returns its placeholders.
-pub(crate) fn parse_template(s: &str) -> Result<Vec<String>, String> {
-    let mut fields = Vec::new();
-    let mut chars = s.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '{' if chars.peek().map(|p| p.1) == Some('{') => {
-                chars.next();
-            }
-            '}' if chars.peek().map(|p| p.1) == Some('}') => {
-                chars.next();
-            }
-            '{' => {
-                let mut field = String::new();
-                let mut closed = false;
-                for (_, c) in chars.by_ref() {
-                    if c == '}' {
-                        closed = true;
-                        break;
-                    }
-                    field.push(c);
-                }
-                if !closed {
-                    return Err(format!("unclosed `{{` at position {i}"));
-                }
-                let field = field.trim().to_owned();
-                if field.is_empty() || field.split('.').any(|seg| segment(seg).is_err()) {
-                    return Err(format!(
-                        "`{{{field}}}` at position {i} is not an input field (use `{{name}}` \
-                         or `{{a.b}}`; `{{{{` for a literal brace)"
-                    ));
-                }
-                fields.push(field);
-            }
-            '}' => return Err(format!("unmatched `}}` at position {i} (use `}}}}`)")),
-            _ => {}
-        }
-    }
-    Ok(fields)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn key(k: &str) -> Seg {
-        Seg::Key(k.to_owned())
-    }
-
-    /// The runtime's table of good paths (toolmark/src/sensitive/path.rs).
-    #[test]
-    fn good_paths_parse_like_the_runtime() {
-        let table: &[(&str, Vec<Seg>)] = &[
-            ("a", vec![key("a")]),
-            ("a.b", vec![key("a"), key("b")]),
-            ("cards[].cvc", vec![key("cards"), Seg::Any, key("cvc")]),
-            ("a[][]", vec![key("a"), Seg::Any, Seg::Any]),
-            (
-                "a[].b[].c",
-                vec![key("a"), Seg::Any, key("b"), Seg::Any, key("c")],
-            ),
-            ("card-number_2", vec![key("card-number_2")]),
-            ("0", vec![key("0")]),
-            ("a.0.b", vec![key("a"), key("0"), key("b")]),
-            ("r#type", vec![key("r#type")]),
-            ("x.r#type[]", vec![key("x"), key("r#type"), Seg::Any]),
-            ("CVC", vec![key("CVC")]),
-        ];
-        for (text, segs) in table {
-            let parsed = parse_path(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
-            assert_eq!(&parsed, segs, "{text}");
-        }
-    }
-
-    /// The runtime's table of bad paths, with the same positions and reasons.
-    #[test]
-    fn bad_paths_fail_like_the_runtime() {
-        let table: &[(&str, usize, &str)] = &[
-            ("", 0, "cannot be empty"),
-            ("[]", 0, "starts with a field name"),
-            ("[].a", 0, "starts with a field name"),
-            (".a", 0, "expected a field name"),
-            ("a.", 2, "after \".\""),
-            ("a..b", 2, "expected a field name"),
-            ("a[", 2, "expected \"]\" after \"[\""),
-            ("cards[.cvc", 6, "expected \"]\" after \"[\""),
-            ("a[0]", 2, "expected \"]\" after \"[\""),
-            ("a[]b", 3, "expected \".\" or \"[]\""),
-            ("a b", 1, "expected \".\" or \"[]\", found whitespace"),
-            (" a", 0, "expected a field name"),
-            ("a ", 1, "found whitespace"),
-            ("a]", 1, "expected \".\" or \"[]\""),
-            ("a.$id", 2, "expected a field name"),
-            ("a.é", 2, "expected a field name"),
-            ("r#", 2, "expected a field name"),
-            ("a.r#", 4, "expected a field name"),
-            ("a[]. b", 4, "found whitespace"),
-        ];
-        for (text, position, needle) in table {
-            let e = parse_path(text).expect_err(text);
-            assert_eq!(e.position, *position, "{text}: {e:?}");
-            assert!(e.message.contains(needle), "{text}: {e:?}");
-        }
-    }
-
-    #[test]
-    fn templates_yield_placeholders() {
-        assert_eq!(
-            parse_template("Create \"{title}\" for {owner.name}"),
-            Ok(vec!["title".to_owned(), "owner.name".to_owned()])
-        );
-        assert_eq!(parse_template("{{literal}} {{}}"), Ok(vec![]));
-        assert_eq!(parse_template("{ a }"), Ok(vec!["a".to_owned()]));
-        assert!(parse_template("{a").unwrap_err().contains("unclosed"));
-        assert!(parse_template("a}").unwrap_err().contains("unmatched"));
-        assert!(parse_template("{}")
-            .unwrap_err()
-            .contains("not an input field"));
-        assert!(parse_template("{a b}")
-            .unwrap_err()
-            .contains("not an input field"));
-        assert!(parse_template("{a..b}")
-            .unwrap_err()
-            .contains("not an input field"));
-    }
+    // The grammar of sensitive paths and summary templates is toolmark-syntax's
+    // (the runtime parses with it too); its tables and properties are tested there.
 
     #[test]
     fn typos_suggest_the_closest_key() {

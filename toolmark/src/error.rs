@@ -22,13 +22,10 @@ pub enum ConfigError {
         /// Why it is invalid.
         reason: String,
     },
-    /// A durable confirmation store was set without a seal key while a tool with
-    /// sensitive paths is collected (`#[tool]`): its secrets would be stored in
-    /// clear. Give the builder `seal_key(..)` (feature `durable`).
-    SealKeyRequired {
-        /// The first such tool's full name.
-        tool: String,
-    },
+    /// A durable confirmation store was set without a seal key: everything a
+    /// store holds is sealed, and only the app's key may make a record the
+    /// toolmark trusts. Give the builder `seal_key(..)`.
+    SealKeyRequired,
 }
 
 impl ConfigError {
@@ -37,7 +34,7 @@ impl ConfigError {
         match self {
             ConfigError::InvalidConfirmMode { .. } => "invalid_confirm_mode",
             ConfigError::InvalidOption { .. } => "invalid_option",
-            ConfigError::SealKeyRequired { .. } => "seal_key_required",
+            ConfigError::SealKeyRequired => "seal_key_required",
         }
     }
 }
@@ -53,11 +50,11 @@ impl fmt::Display for ConfigError {
             ConfigError::InvalidOption { option, reason } => {
                 write!(f, "invalid_option: `{option}`: {reason}")
             }
-            ConfigError::SealKeyRequired { tool } => write!(
+            ConfigError::SealKeyRequired => write!(
                 f,
-                "seal_key_required: tool `{tool}` has sensitive paths and the confirmation \
-                 store is durable: give the builder a 32-byte `seal_key(..)` so its secrets \
-                 are sealed, never stored in clear"
+                "seal_key_required: the confirmation store is durable: give the builder a \
+                 32-byte `seal_key(..)`, the same on every instance, so that what it holds is \
+                 sealed and only your app can make a record it trusts"
             ),
         }
     }
@@ -118,12 +115,6 @@ pub enum RegisterError {
         /// What is wrong.
         reason: String,
     },
-    /// The toolmark's confirmation store is durable and has no seal key, and this
-    /// tool has sensitive paths: its secrets would be stored in clear.
-    SealKeyRequired {
-        /// Full name.
-        tool: String,
-    },
 }
 
 impl RegisterError {
@@ -138,7 +129,6 @@ impl RegisterError {
             RegisterError::ScopeDisposed { .. } => "scope_disposed",
             RegisterError::MissingConfirmHandler { .. } => "missing_confirm_handler",
             RegisterError::InvalidSpec { .. } => "invalid_spec",
-            RegisterError::SealKeyRequired { .. } => "seal_key_required",
         }
     }
 }
@@ -180,11 +170,6 @@ impl fmt::Display for RegisterError {
             RegisterError::InvalidSpec { tool, reason } => {
                 write!(f, "invalid_spec: tool `{tool}`: {reason}")
             }
-            RegisterError::SealKeyRequired { tool } => write!(
-                f,
-                "seal_key_required: tool `{tool}` has sensitive paths and the confirmation \
-                 store is durable: give the builder a 32-byte `seal_key(..)`"
-            ),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! # Toolmark
 //!
 //! Expose your Rust app's own functions as **tools** that AI agents discover and
-//! call — safely. A tool is an async fn with a typed input; Toolmark generates its
+//! call — safely. One attribute turns an async fn into a tool; Toolmark generates its
 //! JSON input schema, checks it at registration, and serves it to humans, in-app
 //! agents, MCP clients, browser agents, product tours and tests:
 //!
@@ -16,33 +16,80 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolmark::{CallOptions, Caller, Effect, ToolError, ToolSpec, Toolmark};
+//! use toolmark::{tool, CallOptions, Caller, Decision, ToolError, Toolmark};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! struct Greet { name: String }
+//! struct Payment { payee: String, amount_cents: u64, card: Card }
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Card { number: String, cvc: String }
+//!
+//! /// Pay someone with a card.
+//! #[tool(scope = "billing", consequential, sensitive = ["card.number", "card.cvc"],
+//!        summary = "Pay {payee} {amount_cents} cents")]
+//! async fn pay(input: Payment) -> Result<String, ToolError> {
+//!     Ok(format!("paid {} cents to {}", input.amount_cents, input.payee))
+//! }
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! let tm = Toolmark::builder().build().unwrap();
-//! tm.scope("people").register(
-//!     ToolSpec::typed("greet", "Greet someone", |_ctx, input: Greet| async move {
-//!         Ok::<_, ToolError>(format!("Hello, {}!", input.name))
-//!     })
-//!     .effect(Effect::Read),
-//! ).unwrap();
+//! tm.register_collected().unwrap();                 // every #[tool] in the binary
+//! assert_eq!(tm.manifest(Caller::InApp)[0].name, "billing.pay");
 //!
-//! let manifest = tm.manifest(Caller::InApp);
-//! assert_eq!(manifest[0].name, "people.greet");
+//! // An in-app agent calls it: the user must approve first (deferred).
+//! let input = json!({"payee": "Ada", "amount_cents": 500,
+//!                    "card": {"number": "4242424242424242", "cvc": "123"}});
+//! let out = tm.call("billing.pay", input, CallOptions::new(Caller::InApp)).await;
+//! let pending = &tm.pending_confirmations()[0];
+//! assert_eq!(pending.summary, "Pay Ada 500 cents");
+//! assert_eq!(pending.input["card"]["cvc"], "[redacted]");  // the approver never sees it
 //!
-//! let outcome = tm.call("people.greet", json!({"name": "Ada"}), CallOptions::new(Caller::InApp)).await;
-//! assert_eq!(outcome.output(), Some(&json!("Hello, Ada!")));
+//! // The user approves in the app's UI: the tool runs with the real card.
+//! let done = tm.confirm_pending(out.confirm_id().unwrap(), Decision::approve()).await;
+//! assert_eq!(done.output(), Some(&json!("paid 500 cents to Ada")));
 //! # }
 //! ```
 //!
-//! Where to look: [`scope`] (groups, visibility, queues), [`ConfirmQueue`] and
-//! [`Toolmark::confirm_pending`] (confirmation), [`policy`] (approval policies,
-//! remembered decisions, who approved), [`clock`], [`event`] (events and the
-//! bridge), [`testing`]; forms and wizards in [`form`] and [`wizard`], undo in
-//! [`ToolContext::on_undo`] and [`Toolmark::undo`].
+//! # The guide
+//!
+//! [`guide`] has one chapter per topic, every example a running doctest:
+//! [tools](guide::tools), [callers and confirmation](guide::confirmation) (including
+//! who approves when your server is a headless MCP process),
+//! [secrets and the security model](guide::security),
+//! [scopes and queues](guide::scopes), [forms](guide::forms),
+//! [serving MCP](guide::mcp), [in-app agents](guide::agents),
+//! [WebMCP](guide::webmcp), [many instances](guide::instances) and
+//! [testing](guide::testing).
+//!
+//! # Where to look
+//!
+//! - The crate root: [`Toolmark`] and [`ToolmarkBuilder`] (configuration,
+//!   registration, calls, the manifest), [`tool`] (the attribute), [`ToolSpec`]
+//!   (dynamic tools), [`ToolContext`] (what a running tool can do), [`Outcome`] and
+//!   [`RefusalCode`] (results), [`Caller`] and [`ConfirmMode`], [`Decision`],
+//!   [`ConfirmQueue`], [`Form`], [`Wizard`], [`Content`].
+//! - [`scope`]: groups, visibility (including scopes that start hidden), disposal,
+//!   queues.
+//! - [`policy`]: approval policies, remembered decisions, who approved.
+//! - [`event`]: events and the bridge of deferred outcomes.
+//! - [`clock`]: the injected clock (`ManualClock` for tests).
+//! - [`form`] and [`wizard`]: forms and wizards; undo is [`ToolContext::on_undo`] and
+//!   [`Toolmark::undo`].
+//! - [`store`]: confirmation stores shared by many instances (`MemoryStore`;
+//!   `RedisStore` with feature `redis`).
+//! - [`agent`]: in-app agents — OpenAI, Anthropic and Gemini tool formats, running a
+//!   model's tool calls, tracing spans; `agent::rig` with feature `rig`.
+//! - `mcp` (feature `mcp`): the MCP server (stdio and Streamable HTTP).
+//! - [`testing`]: a test toolmark and a `ToolContext` for unit tests.
+//! - [`guide`]: the guide.
+//!
+//! # Features
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `mcp` | `toolmark::mcp`: an MCP server on rmcp (stdio, Streamable HTTP, axum `Router`) |
+//! | `redis` | `store::RedisStore` (implies `durable`) |
+//! | `durable` | sealing of stored confirmations (`ToolmarkBuilder::seal_key`) |
+//! | `rig` | `agent::rig`: tools as rig `ToolDyn`s |
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
@@ -56,6 +103,7 @@ mod content;
 mod error;
 pub mod event;
 mod forms;
+pub mod guide;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -67,6 +115,9 @@ mod sync;
 pub mod testing;
 mod toolmark;
 mod tools;
+#[cfg(feature = "webmcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "webmcp")))]
+pub mod webmcp;
 
 pub use crate::forms::{form, wizard};
 
@@ -75,14 +126,34 @@ pub mod __private {
     pub use crate::tools::private::*;
 }
 
+/// The sealed-record entry points of the `seal_open` fuzz target. Not an API.
+#[doc(hidden)]
+pub mod __fuzz_seal {
+    /// Read `record_json` as a stored record and open it under `key`, as
+    /// `confirm_pending` does: the summary it holds, or `None` when refused.
+    pub fn open_record(key: &[u8; 32], record_json: &str) -> Option<String> {
+        crate::store::flow::fuzz::open_record(key, record_json)
+    }
+
+    /// A genuine stored record (JSON) of confirmation `id`, sealed under `key`.
+    pub fn seal_record(
+        key: &[u8; 32],
+        id: &str,
+        summary: &str,
+        input: serde_json::Value,
+    ) -> Option<String> {
+        crate::store::flow::fuzz::seal_record(key, id, summary, input)
+    }
+}
+
 // The traits whose names rustc prints in `#[tool]` compile errors ("the trait
 // `ToolInputDecode` is not implemented for `Query`"): re-exported outside the
 // hidden `__private` module, rustc prints them by their bare name instead of a path
 // into it. Generated code still names them through `__private`.
 #[doc(hidden)]
 pub use crate::tools::private::{
-    SequenceOrMap, ToolArgDecode, ToolArgSchema, ToolArgSend, ToolErrorType, ToolInputDecode,
-    ToolInputSchema, ToolInputSend, ToolOutput, ToolRun,
+    run_async, Run, SequenceOrMap, ToolArgDecode, ToolArgSchema, ToolArgSend, ToolErrorType,
+    ToolInputDecode, ToolInputSchema, ToolInputSend, ToolOutput,
 };
 
 pub use crate::call::client::{

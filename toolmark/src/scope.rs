@@ -7,7 +7,14 @@
 //!   `challenges` → `create` → tool `fill` is `challenges.create.fill`. A
 //!   [transparent](ScopeOptions::transparent) scope adds no segment.
 //! - `when: false` hides a scope's tools, and its descendants', from the manifest and
-//!   from calls (`unknown_tool`).
+//!   from calls (`unknown_tool`). A scope that starts hidden is declared on the
+//!   builder, where the app is configured:
+//!   [`ToolmarkBuilder::scope_at`](crate::ToolmarkBuilder::scope_at)`("billing",
+//!   ScopeOptions::hidden())`; the options apply whenever that scope is created
+//!   (by `#[tool(scope = "billing")]`, [`Toolmark::scope_at`](crate::Toolmark::scope_at),
+//!   [`Scope::scope`], and again after a disposal).
+//! - A tool shows or hides other scopes through its context:
+//!   [`ToolContext::scope_at`](crate::ToolContext::scope_at)`("billing")`.
 //! - [`Scope::dispose`] unregisters the tools of the scope and its descendants and
 //!   drops their pending confirmations; registering into a disposed scope is
 //!   `scope_disposed`. A [`ScopeGuard`] disposes on drop, like a component that
@@ -47,11 +54,31 @@ impl Default for ScopeOptions {
     }
 }
 
-/// Whether `s` is a valid name segment: `[A-Za-z0-9_-]+`.
+impl ScopeOptions {
+    /// A scope that starts hidden (`when: false`): its tools appear once
+    /// [`Scope::set_when`]`(true)` shows it.
+    ///
+    /// ```
+    /// use toolmark::{Caller, ScopeOptions, Toolmark};
+    ///
+    /// let tm = Toolmark::builder()
+    ///     .scope_at("billing", ScopeOptions::hidden())
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(!tm.scope_at("billing").is_visible());
+    /// ```
+    pub fn hidden() -> ScopeOptions {
+        ScopeOptions {
+            when: false,
+            ..ScopeOptions::default()
+        }
+    }
+}
+
+/// Whether `s` is a valid name segment: `[A-Za-z0-9_-]+` (the grammar the
+/// `#[tool]` macro checks names and scopes with: `toolmark_syntax::name`).
 pub(crate) fn valid_segment(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    toolmark_syntax::name::is_segment(s)
 }
 
 pub(crate) fn segment_error(s: &str) -> String {
@@ -76,9 +103,9 @@ pub(crate) struct ScopeNode {
     /// Cancelled on disposal; children's tokens are child tokens of this one.
     pub(crate) dispose_token: CancellationToken,
     pub(crate) children: Mutex<HashMap<String, Arc<ScopeNode>>>,
-    /// Full names of the tools registered directly into this scope (guarded by the
-    /// registry lock for writes).
-    pub(crate) tools: Mutex<Vec<Arc<str>>>,
+    /// How many tools are registered directly into this scope (changed under the
+    /// registry lock; the registry holds the tools, found by their scope on disposal).
+    pub(crate) tools: AtomicUsize,
     /// The scope's queue: one run at a time, FIFO.
     pub(crate) queue: crate::call::gate::Gate,
     /// Calls waiting for the permit.
@@ -98,13 +125,19 @@ impl ScopeNode {
             disposed: AtomicBool::new(false),
             dispose_token: CancellationToken::new(),
             children: Mutex::new(HashMap::new()),
-            tools: Mutex::new(Vec::new()),
+            tools: AtomicUsize::new(0),
             queue: crate::call::gate::Gate::new(),
             waiting: AtomicUsize::new(0),
         })
     }
 
-    fn child(self: &Arc<Self>, name: &str, opts: ScopeOptions) -> Arc<ScopeNode> {
+    /// The child `name`: the existing one, or a new one with the options `opts`
+    /// gives for its path.
+    fn child(
+        self: &Arc<Self>,
+        name: &str,
+        opts: impl FnOnce(&str) -> ScopeOptions,
+    ) -> Arc<ScopeNode> {
         let mut children = lock(&self.children);
         if let Some(existing) = children.get(name) {
             if !existing.is_disposed() {
@@ -118,10 +151,12 @@ impl ScopeNode {
                 format!("{base}.{name}")
             }
         };
+        let path = join(&self.path);
+        let opts = opts(&path);
         let invalid_name = (!valid_segment(name)).then(|| segment_error(name));
         let node = Arc::new(ScopeNode {
             name: name.to_owned(),
-            path: join(&self.path),
+            path,
             prefix: if opts.transparent {
                 self.prefix.clone()
             } else {
@@ -134,7 +169,7 @@ impl ScopeNode {
             disposed: AtomicBool::new(self.is_disposed()),
             dispose_token: self.dispose_token.child_token(),
             children: Mutex::new(HashMap::new()),
-            tools: Mutex::new(Vec::new()),
+            tools: AtomicUsize::new(0),
             queue: crate::call::gate::Gate::new(),
             waiting: AtomicUsize::new(0),
         });
@@ -142,6 +177,24 @@ impl ScopeNode {
             children.insert(name.to_owned(), Arc::clone(&node));
         }
         node
+    }
+
+    /// Whether this scope is the one at `path`, or inside it: a scope's path
+    /// names every scope from the root (transparent ones included); a
+    /// non-transparent scope also answers to the prefix it gives its tools.
+    pub(crate) fn within(&self, path: &str) -> bool {
+        let mut node = self;
+        loop {
+            if node.parent.is_some()
+                && (node.path == path || (!node.transparent && node.prefix == path))
+            {
+                return true;
+            }
+            match &node.parent {
+                Some(parent) => node = parent,
+                None => return false,
+            }
+        }
     }
 
     pub(crate) fn is_disposed(&self) -> bool {
@@ -155,7 +208,7 @@ impl ScopeNode {
     /// Visible: this scope and every ancestor have `when: true` and are not disposed.
     /// Whether this scope or a descendant holds a registered tool.
     pub(crate) fn has_tools(&self) -> bool {
-        if !lock(&self.tools).is_empty() {
+        if self.tools.load(Ordering::Acquire) > 0 {
             return true;
         }
         let children: Vec<Arc<ScopeNode>> = lock(&self.children).values().cloned().collect();
@@ -213,16 +266,23 @@ pub struct Scope {
 }
 
 impl Scope {
-    /// The child scope `name` (created with default options if it does not exist;
-    /// an existing one is returned unchanged).
+    /// The child scope `name`. It is created if it does not exist, with the
+    /// options the builder declared for its path
+    /// ([`ToolmarkBuilder::scope_at`](crate::ToolmarkBuilder::scope_at)) or else
+    /// the default ones; an existing one is returned unchanged.
     pub fn scope(&self, name: &str) -> Scope {
-        self.scope_with(name, ScopeOptions::default())
+        let tm = &self.tm;
+        let node = self.node.child(name, |path| declared_options(tm, path));
+        Scope {
+            node,
+            tm: self.tm.clone(),
+        }
     }
 
     /// The child scope `name`, created with `options` if it does not exist (an
     /// existing scope is returned unchanged: options apply at creation).
     pub fn scope_with(&self, name: &str, options: ScopeOptions) -> Scope {
-        let node = self.node.child(name, options);
+        let node = self.node.child(name, |_| options);
         Scope {
             node,
             tm: self.tm.clone(),
@@ -317,6 +377,24 @@ impl Scope {
     /// Whether two handles name the same scope.
     pub fn same_scope(&self, other: &Scope) -> bool {
         Arc::ptr_eq(&self.node, &other.node)
+    }
+}
+
+/// The options the builder declared for the scope at `path`, else the defaults.
+fn declared_options(tm: &Weak<Inner>, path: &str) -> ScopeOptions {
+    tm.upgrade()
+        .and_then(|inner| inner.config.scopes.get(path).copied())
+        .unwrap_or_default()
+}
+
+/// Checks a dotted scope path (`"billing.cards"`): every segment a name segment.
+pub(crate) fn check_path(path: &str) -> Result<(), String> {
+    if path.is_empty() {
+        return Err("the scope path is empty (the root scope has no options)".to_owned());
+    }
+    match path.split('.').find(|seg| !valid_segment(seg)) {
+        Some(seg) => Err(format!("scope path `{path}`: {}", segment_error(seg))),
+        None => Ok(()),
     }
 }
 

@@ -62,6 +62,7 @@ pub fn context(caller: Caller) -> TestContext {
         states: StateMap::default(),
         signal: CancellationToken::new(),
         reach: None,
+        scopes: None,
     }
 }
 
@@ -72,6 +73,7 @@ pub struct TestContext {
     states: StateMap,
     signal: CancellationToken,
     reach: Option<Reach>,
+    scopes: Option<std::sync::Weak<crate::toolmark::Inner>>,
 }
 
 impl std::fmt::Debug for TestContext {
@@ -119,6 +121,14 @@ impl TestContext {
         self
     }
 
+    /// The toolmark whose scopes `ctx.scope_at` reaches (without one it returns
+    /// `None`).
+    #[must_use]
+    pub fn toolmark(mut self, tm: &Toolmark) -> Self {
+        self.scopes = Some(Arc::downgrade(&tm.inner));
+        self
+    }
+
     /// The context.
     pub fn build(self) -> ToolContext {
         ToolContext {
@@ -127,6 +137,7 @@ impl TestContext {
                 origin: Origin::Test {
                     tool: Arc::from(self.tool),
                     states: self.states,
+                    scopes: self.scopes,
                 },
                 signal: Signal::new(Some(self.signal)),
                 input: Value::Null,

@@ -53,6 +53,11 @@ pub(crate) struct Config {
     /// The seal key of stored confirmations.
     pub(crate) sealer: Option<crate::store::Sealer>,
     pub(crate) policy: Option<crate::policy::Policy>,
+    /// The options declared for scopes by path (`ToolmarkBuilder::scope_at`),
+    /// applied whenever such a scope is created.
+    pub(crate) scopes: HashMap<String, ScopeOptions>,
+    /// Whether a calling client's own decision may be remembered for its session.
+    pub(crate) client_session_decisions: bool,
 }
 
 impl Config {
@@ -67,15 +72,21 @@ impl Config {
             && self.confirm_handler.is_none()
     }
 
-    /// Whether nobody can answer a guarded call of `tool` by `caller`: no
-    /// confirmation path, and no policy rule that decides it without asking (an
-    /// `allow` runs it, a `deny` refuses it with its reason).
-    pub(crate) fn lacks_approver(&self, tool: &str, effect: crate::Effect, caller: Caller) -> bool {
+    /// Whether nobody can answer a guarded call of `tool` (registered in `scope`)
+    /// by `caller`: no confirmation path, and no policy rule that decides it
+    /// without asking (an `allow` runs it, a `deny` refuses it with its reason).
+    pub(crate) fn lacks_approver(
+        &self,
+        tool: &str,
+        scope: &ScopeNode,
+        effect: crate::Effect,
+        caller: Caller,
+    ) -> bool {
         self.lacks_confirm_path(caller)
             && !self
                 .policy
                 .as_ref()
-                .and_then(|p| p.first_match(tool, effect, caller))
+                .and_then(|p| p.first_match_in(tool, scope, effect, caller))
                 .is_some_and(|rule| !matches!(rule.verdict(), crate::policy::Verdict::Ask { .. }))
     }
 }
@@ -244,20 +255,34 @@ impl ToolmarkBuilder {
     /// Keep deferred confirmations in `store` instead of this toolmark's memory:
     /// a [`MemoryStore`](crate::store::MemoryStore) shared by several toolmarks of
     /// one process, or (feature `redis`) a `RedisStore` shared by every instance of
-    /// the app. A durable store holds a tool with sensitive paths only when the
-    /// builder has a `seal_key` (feature `durable`). See [`store`](crate::store).
+    /// the app. Everything a store holds is sealed: a durable store needs the
+    /// builder's [`seal_key`](Self::seal_key) ([`build`](Self::build) fails
+    /// `seal_key_required` without one). See [`store`](crate::store).
     pub fn confirm_store(mut self, store: impl crate::store::ConfirmStore) -> Self {
         self.config.store = Some(Arc::new(store));
         self
     }
 
-    /// The 32-byte key that seals the real input of every stored confirmation
-    /// (AES-256-GCM, the confirm id as associated data). Keep it secret and the
-    /// same on every instance (and across restarts), or their records do not open.
-    #[cfg(feature = "durable")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
+    /// The 32-byte key that seals everything a confirmation store holds or
+    /// publishes (AES-256-GCM; each sealed value is bound to the key it is stored
+    /// under). Keep it secret and the same on every instance (and across
+    /// restarts), or their records do not open. Required with a durable store;
+    /// a store that lives in the process (`MemoryStore`) uses a random key of the
+    /// process when none is given.
     pub fn seal_key(mut self, key: [u8; 32]) -> Self {
         self.config.sealer = Some(crate::store::Sealer::new(&key));
+        self
+    }
+
+    /// Let a calling client's own decision (an MCP client's elicitation answer, a
+    /// [`CallOptions::confirm_handler`](crate::CallOptions::confirm_handler)) be
+    /// remembered for **that client's session** when it asks
+    /// [`For::Session`](crate::policy::For::Session) and the call has a session id.
+    /// Default: off — a client's decision answers its own call only. A client's
+    /// [`For::Always`](crate::policy::For::Always) is never kept either way: only
+    /// the app's handlers and approvers make decisions that outlive a session.
+    pub fn client_session_decisions(mut self, on: bool) -> Self {
+        self.config.client_session_decisions = on;
         self
     }
 
@@ -274,6 +299,44 @@ impl ToolmarkBuilder {
     /// The capacity of the [`events`](Toolmark::events) broadcast (default 1024).
     pub fn event_capacity(mut self, capacity: usize) -> Self {
         self.event_capacity = capacity;
+        self
+    }
+
+    /// Declare the options of the scope at a dotted `path` (`"billing"`,
+    /// `"challenges.create"`): whenever that scope is created — by
+    /// `#[tool(scope = "…")]` and [`Toolmark::register_collected`],
+    /// [`Toolmark::scope_at`], [`Scope::scope`], and again after it was disposed —
+    /// it gets these options instead of the defaults. The usual one is a scope that
+    /// starts hidden, shown later by the app or by a tool
+    /// ([`ToolContext::scope_at`](crate::ToolContext::scope_at)):
+    ///
+    /// ```
+    /// use toolmark::{tool, Caller, ScopeOptions, Toolmark};
+    ///
+    /// /// Refund a payment.
+    /// #[tool(scope = "billing")]
+    /// async fn refund(payment: String) -> String { format!("refunded {payment}") }
+    ///
+    /// # fn main() {
+    /// let tm = Toolmark::builder()
+    ///     .scope_at("billing", ScopeOptions::hidden()) // the billing tab is closed
+    ///     .build()
+    ///     .unwrap();
+    /// tm.register_collected().unwrap();
+    /// assert!(tm.manifest(Caller::InApp).iter().all(|t| t.name != "billing.refund"));
+    ///
+    /// tm.scope_at("billing").set_when(true);           // the tab opens
+    /// assert!(tm.manifest(Caller::InApp).iter().any(|t| t.name == "billing.refund"));
+    /// # }
+    /// ```
+    ///
+    /// Declaring a path again replaces its options. The scopes above it keep
+    /// their own (declared or default) options; a scope created with explicit
+    /// options ([`Scope::scope_with`]) uses those. A path that is empty or has a
+    /// segment outside `[A-Za-z0-9_-]+` fails [`build`](Self::build) with
+    /// `invalid_option`.
+    pub fn scope_at(mut self, path: &str, options: ScopeOptions) -> Self {
+        self.config.scopes.insert(path.to_owned(), options);
         self
     }
 
@@ -302,12 +365,28 @@ impl ToolmarkBuilder {
         if self.config.limits.max_depth == 0 {
             return Err(invalid("max_input_depth", "must be at least 1"));
         }
-        if let Some(store) = &self.config.store {
-            if store.durable() && self.config.sealer.is_none() {
-                if let Some(tool) = crate::tools::collect::first_sensitive() {
-                    return Err(ConfigError::SealKeyRequired { tool });
-                }
+        let sealer = match &self.config.store {
+            Some(store) if store.durable() && self.config.sealer.is_none() => {
+                return Err(ConfigError::SealKeyRequired);
             }
+            Some(_) => match self.config.sealer.clone().or_else(crate::store::Sealer::process) {
+                Some(sealer) => Some(sealer),
+                None => {
+                    return Err(invalid(
+                        "confirm_store",
+                        "the OS random source failed, so no seal key could be made: give one with `seal_key`",
+                    ))
+                }
+            },
+            None => None,
+        };
+        if let Some(reason) = self
+            .config
+            .scopes
+            .keys()
+            .find_map(|path| crate::scope::check_path(path).err())
+        {
+            return Err(invalid("scope_at", &reason));
         }
         if let Some(Err(reason)) = self.config.policy.as_ref().map(|p| p.check()) {
             return Err(ConfigError::InvalidOption {
@@ -322,7 +401,8 @@ impl ToolmarkBuilder {
             .config
             .store
             .clone()
-            .map(|s| crate::store::flow::Shared::new(s, self.config.sealer.clone()));
+            .zip(sealer)
+            .map(|(store, sealer)| crate::store::flow::Shared::new(store, sealer));
         let (events, _) = broadcast::channel(self.event_capacity);
         let tm = Toolmark {
             inner: Arc::new(Inner {
@@ -362,7 +442,7 @@ impl fmt::Debug for ToolmarkBuilder {
 
 /// Full name → entry. Fx hashing: keys are registered by the app, so lookups of
 /// agent-chosen names only probe and cannot degrade the table.
-pub(crate) type Registry = HashMap<Arc<str>, Arc<ToolEntry>, rustc_hash::FxBuildHasher>;
+pub(crate) use crate::tools::registry::Registry;
 
 /// The share of `max_pending` a caller may hold before it loses its own oldest
 /// first, when `max_pending_per_caller` is not set.
@@ -480,6 +560,8 @@ impl Toolmark {
                 store: None,
                 sealer: None,
                 policy: None,
+                scopes: HashMap::new(),
+                client_session_decisions: false,
             },
             mode_errors: Vec::new(),
             event_capacity: 1024,
@@ -497,7 +579,9 @@ impl Toolmark {
     }
 
     /// The scope at a dotted path (`"challenges.create"`), creating the missing
-    /// ones: the same scope `#[tool(scope = "challenges.create")]` registers into.
+    /// ones (with the options the builder declared for their paths, see
+    /// [`ToolmarkBuilder::scope_at`], else the defaults): the same scope
+    /// `#[tool(scope = "challenges.create")]` registers into.
     pub fn scope_at(&self, path: &str) -> Scope {
         if path.is_empty() {
             return self.root();
@@ -683,8 +767,6 @@ impl Inner {
                 errors.push(RegisterError::DuplicateTool {
                     name: e.name.to_string(),
                 });
-            } else if let Err(err) = crate::store::flow::check_register(self, e) {
-                errors.push(err);
             }
         }
         drop(seen);
@@ -694,8 +776,8 @@ impl Inner {
         let mut names = Vec::with_capacity(entries.len());
         for e in entries {
             let e = Arc::new(e);
-            lock(&e.scope.tools).push(Arc::clone(&e.name));
-            registry.insert(Arc::clone(&e.name), Arc::clone(&e));
+            e.scope.tools.fetch_add(1, Ordering::AcqRel);
+            registry.insert(Arc::clone(&e));
             names.push(e);
         }
         drop(registry);
@@ -708,7 +790,7 @@ impl Inner {
                 let hidden: Vec<Caller> = e
                     .callers
                     .iter()
-                    .filter(|c| self.config.lacks_approver(&e.name, e.effect, *c))
+                    .filter(|c| self.config.lacks_approver(&e.name, &e.scope, e.effect, *c))
                     .collect();
                 if !hidden.is_empty() {
                     self.emit(|| Event::MissingConfirmHandler {
@@ -768,23 +850,18 @@ impl Inner {
     /// confirmations and undo restorers.
     pub(crate) fn on_disposed(self: &Arc<Self>, nodes: &[Arc<ScopeNode>]) {
         let in_nodes = |n: &Arc<ScopeNode>| nodes.iter().any(|d| Arc::ptr_eq(d, n));
-        let mut removed = Vec::new();
-        {
+        let removed: Vec<Arc<str>> = {
             let mut registry = self.write_registry();
             for node in nodes {
-                for name in lock(&node.tools).drain(..) {
-                    if registry.remove(&name).is_some() {
-                        removed.push(name);
-                    }
-                }
+                node.tools.store(0, Ordering::Release);
             }
-        }
-        let dropped = lock(&self.pending).take_where(|p| in_nodes(&p.entry.scope));
-        for p in dropped {
-            self.drop_pending(p, DropReason::ScopeDisposed);
-        }
+            // By address: a disposed subtree may hold many scopes.
+            let disposed: std::collections::HashSet<usize, rustc_hash::FxBuildHasher> =
+                nodes.iter().map(|n| Arc::as_ptr(n) as usize).collect();
+            registry.remove_where(|e| disposed.contains(&(Arc::as_ptr(&e.scope) as usize)))
+        };
+        crate::confirm::deferred::on_disposed(self, nodes);
         lock(&self.undo).retain(|u| !in_nodes(&u.scope));
-        crate::store::flow::on_disposed(self, removed.clone());
         self.bump();
         for name in removed {
             self.emit(|| Event::ToolUnregistered {
@@ -806,11 +883,7 @@ impl Inner {
             .sorted_tools()
             .iter()
             .filter(|e| self.can_see(e, caller))
-            .map(|e| {
-                let mut info = e.info.clone();
-                info.needs_confirmation = e.guarded() && caller != Caller::Human;
-                info
-            })
+            .map(|e| e.info(caller))
             .collect();
         let cached = Arc::new(CachedManifest {
             version,
@@ -846,7 +919,19 @@ impl Inner {
             && !(entry.guarded()
                 && self
                     .config
-                    .lacks_approver(&entry.name, entry.effect, caller))
+                    .lacks_approver(&entry.name, &entry.scope, entry.effect, caller))
+    }
+
+    /// The tools `caller` sees when it brings a confirm handler of its own for
+    /// its calls (a WebMCP page with `onConfirm`): visible and allowed, whether
+    /// or not the app has a confirmation path for `caller`. Sorted by full name.
+    #[cfg(feature = "webmcp")]
+    pub(crate) fn manifest_with_handler(&self, caller: Caller) -> Vec<ToolInfo> {
+        self.sorted_tools()
+            .iter()
+            .filter(|e| e.scope.visible() && e.callers.contains(caller))
+            .map(|e| e.info(caller))
+            .collect()
     }
 
     pub(crate) fn is_shut_down(&self) -> bool {
@@ -944,25 +1029,7 @@ impl Inner {
     /// call (inline) or the agent through the bridge (deferred).
     pub(crate) fn drop_pending(&self, p: Pending, reason: DropReason) {
         let tool = p.entry.name.to_string();
-        match reason {
-            DropReason::Expired | DropReason::Shutdown => {
-                self.emit(|| Event::ConfirmationExpired {
-                    confirm_id: p.id.to_string(),
-                    tool: tool.clone(),
-                })
-            }
-            DropReason::ScopeDisposed | DropReason::Cancelled => {
-                self.emit(|| Event::ConfirmationDropped {
-                    confirm_id: p.id.to_string(),
-                    tool: tool.clone(),
-                    reason: if reason == DropReason::Cancelled {
-                        "cancelled"
-                    } else {
-                        "scope_disposed"
-                    },
-                })
-            }
-        }
+        crate::confirm::deferred::dropped_event(self, &p.id, &tool, reason);
         match p.kind {
             PendingKind::Inline { wake } => {
                 if let Some(wake) = wake {
@@ -1026,21 +1093,31 @@ async fn sweeper(
     mut clock_changes: Option<tokio::sync::watch::Receiver<SystemTime>>,
     shutdown: CancellationToken,
 ) {
+    let reports_jumps = clock_changes.is_some();
     loop {
         let wait = {
             let Some(inner) = weak.upgrade() else { return };
-            inner.sweep_now();
-            let mut pending = lock(&inner.pending);
-            let next = pending.next_expiry();
-            // Recorded under the lock the inserts take: one expiring before it
-            // wakes this loop (a clock that reports its jumps wakes it on every
-            // insert, as there is no timer then).
-            pending.sweep_at = if clock_changes.is_some() { None } else { next };
-            drop(pending);
-            match (&clock_changes, next) {
-                (None, Some(at)) => Some(at.duration_since(inner.now()).unwrap_or_default()),
-                _ => None,
-            }
+            // Nothing the app's types do (a held input's `Drop`, its clock) stops
+            // the sweeper: a panic is caught, and it tries again a second later.
+            let swept = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                inner.sweep_now();
+                let mut pending = lock(&inner.pending);
+                let next = pending.next_expiry();
+                // Recorded under the lock the inserts take: one expiring before it
+                // wakes this loop (a clock that reports its jumps wakes it on every
+                // insert, as there is no timer then).
+                pending.sweep_at = if reports_jumps { None } else { next };
+                drop(pending);
+                match (reports_jumps, next) {
+                    (false, Some(at)) => Some(at.duration_since(inner.now()).unwrap_or_default()),
+                    _ => None,
+                }
+            }));
+            swept.unwrap_or_else(|_| {
+                tracing::error!(target: "toolmark", "an expiry sweep panicked; the sweeper goes on");
+                lock(&inner.pending).sweep_at = None;
+                Some(Duration::from_secs(1))
+            })
         };
         let clock_changed = async {
             match clock_changes.as_mut() {

@@ -57,7 +57,7 @@
 //!   OpenTelemetry GenAI conventions (see [`AgentTools::run`]).
 
 mod format;
-mod names;
+pub(crate) mod names;
 #[cfg(feature = "rig")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
 pub mod rig;

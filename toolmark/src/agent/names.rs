@@ -1,5 +1,7 @@
 //! Tool names per provider: a collision-free mapping from Toolmark's dotted names
-//! (`billing.cards.add`) to each provider's allowed pattern, and back.
+//! (`billing.cards.add`) to each provider's allowed pattern, and back. The same
+//! mapping serves WebMCP pages (`toolmark::webmcp`), whose browsers keep only
+//! names matching `[A-Za-z0-9_.-]{1,128}`.
 
 use rustc_hash::FxHashMap;
 
@@ -9,6 +11,43 @@ use super::Provider;
 pub(crate) const MAX_NAME: usize = 64;
 /// `_` + 8 hex digits.
 const SUFFIX: usize = 9;
+
+/// Whose name rules a mapping follows: a provider's, or a WebMCP browser's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// An LLM provider's function-calling format.
+    Provider(Provider),
+    /// `document.modelContext.registerTool` (Chromium keeps `[A-Za-z0-9_.-]{1,128}`
+    /// and refuses any other name).
+    #[cfg_attr(not(feature = "webmcp"), allow(dead_code))]
+    WebMcp,
+}
+
+impl Target {
+    const fn max(self) -> usize {
+        match self {
+            Target::Provider(_) => MAX_NAME,
+            Target::WebMcp => 128,
+        }
+    }
+
+    fn valid(self, name: &str) -> bool {
+        match self {
+            Target::Provider(p) => valid_name(p, name),
+            Target::WebMcp => {
+                (1..=self.max()).contains(&name.len())
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+            }
+        }
+    }
+
+    /// Whether dots stay dots.
+    fn keeps_dots(self) -> bool {
+        matches!(self, Target::Provider(Provider::Gemini) | Target::WebMcp)
+    }
+}
 
 /// Whether `name` is valid for `provider`.
 ///
@@ -36,9 +75,9 @@ pub fn valid_name(provider: Provider, name: &str) -> bool {
 /// The readable candidate: dots become `__` where dots are refused; any other
 /// refused byte becomes `_`; Gemini names that start with a digit or `-` get a `_`
 /// prefix. Validity (length) is checked by the caller.
-fn candidate(provider: Provider, name: &str) -> String {
+fn candidate(target: Target, name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 4);
-    if provider == Provider::Gemini {
+    if target == Target::Provider(Provider::Gemini) {
         let first = name.bytes().next();
         if !first.is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') {
             out.push('_');
@@ -47,7 +86,7 @@ fn candidate(provider: Provider, name: &str) -> String {
     for c in name.chars() {
         match c {
             'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => out.push(c),
-            '.' if provider == Provider::Gemini => out.push('.'),
+            '.' if target.keeps_dots() => out.push('.'),
             '.' => out.push_str("__"),
             _ => out.push('_'),
         }
@@ -68,9 +107,9 @@ fn fnv1a(bytes: &[u8], salt: u32) -> u64 {
 /// The shortened form: the candidate cut to fit, `_`, 8 hex digits of the full
 /// name's hash. Stable: it depends only on the name (and `salt`, 0 unless two
 /// hashes collide).
-fn hashed(provider: Provider, name: &str, salt: u32) -> String {
-    let mut base = candidate(provider, name);
-    let keep = MAX_NAME - SUFFIX;
+fn hashed(target: Target, name: &str, salt: u32) -> String {
+    let mut base = candidate(target, name);
+    let keep = target.max() - SUFFIX;
     if base.len() > keep {
         base.truncate(keep); // ASCII only, so any index is a char boundary
     }
@@ -97,15 +136,23 @@ impl NameMap {
     /// stable `…_1a2b3c4d` hash suffix. The result is valid for the provider,
     /// collision-free, and maps back exactly.
     pub fn new<'a>(provider: Provider, names: impl IntoIterator<Item = &'a str>) -> NameMap {
+        Self::for_target(Target::Provider(provider), names)
+    }
+
+    /// The mapping for `names` under `target`'s rules (see [`new`](Self::new)).
+    pub(crate) fn for_target<'a>(
+        target: Target,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> NameMap {
         let names: Vec<&str> = names.into_iter().collect();
         // `None`: the readable form; `Some(k)`: the hash with salt `k`.
         let mut salts: Vec<Option<u32>> = names
             .iter()
-            .map(|n| (!valid_name(provider, &candidate(provider, n))).then_some(0))
+            .map(|n| (!target.valid(&candidate(target, n))).then_some(0))
             .collect();
         let form = |i: usize, salt: Option<u32>| match salt {
-            None => candidate(provider, names[i]),
-            Some(k) => hashed(provider, names[i], k),
+            None => candidate(target, names[i]),
+            Some(k) => hashed(target, names[i], k),
         };
         let mut chosen: Vec<String> = (0..names.len()).map(|i| form(i, salts[i])).collect();
         // Every name whose form is shared moves on (readable → hash → salted hash)
@@ -194,6 +241,43 @@ mod tests {
         // Stable: the same set in another order gives the same names.
         let again = NameMap::new(Provider::Anthropic, ["a__b", "a.b"]);
         assert_eq!(again.to_provider("a.b"), Some(x));
+    }
+
+    #[test]
+    fn webmcp_names_keep_dots_and_cut_at_128() {
+        let long = format!("{}.tool", "s".repeat(200));
+        let m = NameMap::for_target(
+            Target::WebMcp,
+            [
+                "billing.cards.add",
+                "caf\u{e9}.x",
+                long.as_str(),
+                "a b",
+                "a_b",
+            ],
+        );
+        assert_eq!(
+            m.to_provider("billing.cards.add"),
+            Some("billing.cards.add")
+        );
+        let cafe = m.to_provider("caf\u{e9}.x").unwrap();
+        assert_eq!(cafe, "caf_.x");
+        let short = m.to_provider(&long).unwrap();
+        assert_eq!(short.len(), 128);
+        // `a b` and `a_b` would both be `a_b`: neither keeps it, both map back.
+        let (x, y) = (m.to_provider("a b").unwrap(), m.to_provider("a_b").unwrap());
+        assert_ne!(x, y);
+        for n in [
+            "billing.cards.add",
+            "caf\u{e9}.x",
+            long.as_str(),
+            "a b",
+            "a_b",
+        ] {
+            let w = m.to_provider(n).unwrap();
+            assert!(Target::WebMcp.valid(w), "{w}");
+            assert_eq!(m.to_toolmark(w), Some(n));
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! [`State`] extractor.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -262,8 +262,13 @@ pub(crate) enum Origin {
     Tool(Arc<ToolEntry>),
     /// An undo restorer.
     Undo { inner: Arc<Inner>, tool: Arc<str> },
-    /// A context made by `toolmark::testing`.
-    Test { tool: Arc<str>, states: StateMap },
+    /// A context made by `toolmark::testing`, reaching the scopes of the toolmark
+    /// it was given, if any.
+    Test {
+        tool: Arc<str>,
+        states: StateMap,
+        scopes: Option<Weak<Inner>>,
+    },
 }
 
 /// What a run can reach of its caller's client: a log sink and a client to ask
@@ -354,6 +359,7 @@ impl ToolContext {
                     origin: Origin::Test {
                         tool: Arc::from("detached"),
                         states: StateMap::default(),
+                        scopes: None,
                     },
                     signal: Signal::new(None),
                     input: Value::Null,
@@ -393,6 +399,49 @@ impl ToolContext {
             Origin::Test { states, .. } => states.get::<T>(),
             _ => self.call.inner().and_then(|inner| inner.state::<T>()),
         }
+    }
+
+    /// The scope at a dotted `path` of the toolmark this tool runs in (created if
+    /// missing, as [`Toolmark::scope_at`](crate::Toolmark::scope_at) does): a tool
+    /// shows or hides what the agent may do next.
+    ///
+    /// ```
+    /// use toolmark::{tool, CallOptions, Caller, ScopeOptions, ToolContext, Toolmark};
+    ///
+    /// /// Open the admin panel: its tools become available.
+    /// #[tool(scope = "settings")]
+    /// async fn open_admin(ctx: ToolContext) {
+    ///     if let Some(admin) = ctx.scope_at("admin") {
+    ///         admin.set_when(true);
+    ///     }
+    /// }
+    ///
+    /// /// Count the users.
+    /// #[tool(scope = "admin", read_only)]
+    /// async fn user_count() -> u32 { 42 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let tm = Toolmark::builder().scope_at("admin", ScopeOptions::hidden()).build().unwrap();
+    /// tm.register_collected().unwrap();
+    /// let agent = CallOptions::new(Caller::InApp);
+    /// assert!(tm.call("admin.user_count", serde_json::json!({}), agent.clone()).await.refusal().is_some());
+    ///
+    /// tm.call("settings.open_admin", serde_json::json!({}), agent.clone()).await;
+    /// let count = tm.call("admin.user_count", serde_json::json!({}), agent).await;
+    /// assert_eq!(count.output(), Some(&serde_json::json!(42)));
+    /// # }
+    /// ```
+    ///
+    /// `None` when the context belongs to no live toolmark: one made by
+    /// [`toolmark::testing::context`](crate::testing::context) without
+    /// [`TestContext::toolmark`](crate::testing::TestContext::toolmark), or a run
+    /// that outlived its toolmark.
+    pub fn scope_at(&self, path: &str) -> Option<crate::Scope> {
+        let inner = match &self.call.origin {
+            Origin::Test { scopes, .. } => scopes.as_ref().and_then(Weak::upgrade),
+            _ => self.call.inner(),
+        }?;
+        Some(crate::Toolmark { inner }.scope_at(path))
     }
 
     /// Report progress (`done` of `total` units) to the caller, if it listens.

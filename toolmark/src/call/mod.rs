@@ -317,10 +317,17 @@ impl Inner {
                     Gate::Ask(ask)
                         if opts.defer || self.config.mode(caller) == ConfirmMode::Deferred =>
                     {
-                        Box::pin(crate::store::flow::defer(
-                            self, &entry, caller, input, decoded, ask,
-                        ))
-                        .await
+                        match &self.shared {
+                            Some(shared) => {
+                                Box::pin(crate::confirm::deferred::defer_stored(
+                                    self, shared, &entry, caller, input, decoded, ask,
+                                ))
+                                .await
+                            }
+                            None => {
+                                crate::confirm::defer(self, &entry, caller, input, decoded, ask)
+                            }
+                        }
                     }
                     Gate::Ask(ask) => {
                         self.confirm_and_run(entry, input, decoded, Some(ask), opts)
@@ -489,7 +496,7 @@ impl Inner {
             && !own_handler
             && self
                 .config
-                .lacks_approver(&entry.name, entry.effect, caller)
+                .lacks_approver(&entry.name, &entry.scope, entry.effect, caller)
         {
             self.emit(|| Event::MissingConfirmHandler {
                 tool: entry.name.to_string(),

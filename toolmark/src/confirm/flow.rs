@@ -1,5 +1,6 @@
-//! The confirmation steps of a call: deferred ([`defer`], `confirm_pending`),
-//! inline ([`inline_confirm`]) and mid-run ([`ctx_confirm`]).
+//! The confirmation steps of a call that wait on an answer in the call itself:
+//! inline ([`inline_confirm`]) and mid-run ([`ctx_confirm`]); and the pieces the
+//! deferred flow (`deferred.rs`) shares with them.
 
 use std::sync::Arc;
 
@@ -10,13 +11,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::policy::{Answer, Approver, AskCtx};
 use super::remember::{person_check, remember};
-use super::store::{DropReason, HeldInput, Pending, PendingKind};
+use super::store::{DropReason, Pending, PendingKind, Quiet};
 use super::{
     diff_paths, new_confirm_id, Ask, ConfirmHandler, ConfirmRequest, ConfirmResult, Decision,
 };
 use crate::call::context::Deadline;
 use crate::call::{maybe_cancelled, safe_issues};
-use crate::event::{BridgeMessage, Event};
+use crate::event::Event;
 use crate::sensitive::{scrub, Matcher};
 use crate::sync::lock;
 use crate::toolmark::{drop_refusal, Inner};
@@ -24,7 +25,7 @@ use crate::tools::registry::ToolEntry;
 use crate::tools::summary::one_line;
 use crate::{
     Caller, Change, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode, ToolContext,
-    ToolError, Toolmark,
+    ToolError,
 };
 
 /// Takes a confirmation out of the store when the waiting side stops waiting, for
@@ -54,7 +55,6 @@ fn open(
     mode: ConfirmMode,
     summary: String,
     changes: Vec<super::Change>,
-    // `None`: a deferred input with nothing to redact, shown as is (kept once).
     redacted_input: Option<Value>,
     kind: PendingKind,
     ask: AskCtx,
@@ -67,11 +67,7 @@ fn open(
         caller,
         mode,
         summary: summary.clone(),
-        input: match (&redacted_input, &kind) {
-            (Some(shown), _) => shown.clone(),
-            (None, PendingKind::Deferred { input, .. }) => input.to_value(),
-            (None, PendingKind::Inline { .. }) => Value::Null,
-        },
+        input: redacted_input.clone().unwrap_or(Value::Null),
         expires_at,
     });
     let seq = inner.next_pending_seq();
@@ -136,211 +132,6 @@ pub(crate) fn restore_and_validate(
         .map_err(|r| safe_issues(r.issues, &matcher, original))
 }
 
-/// Deferred mode: store the call and return `needs_confirmation`; the tool has
-/// not run.
-pub(crate) fn defer(
-    inner: &Arc<Inner>,
-    entry: &Arc<ToolEntry>,
-    caller: Caller,
-    input: Value,
-    decoded: Decoded,
-    ask: AskCtx,
-) -> Outcome {
-    let matcher = entry.matcher();
-    // Nothing to redact: the input itself is what an approver sees.
-    let redacted = (!matcher.is_empty()).then(|| matcher.redact(&input));
-    let summary = entry.summary_for(&input, &matcher);
-    let changes = entry.changes_for(&input, &matcher);
-    let stale = entry.stale_check.as_ref().map(|f| f.start());
-    let opened = open(
-        inner,
-        entry,
-        caller,
-        ConfirmMode::Deferred,
-        summary,
-        changes.clone(),
-        redacted,
-        PendingKind::Deferred {
-            input: HeldInput::new(input),
-            // A dynamic tool's decoded value is a copy of the input: not kept twice.
-            decoded_is_input: decoded.is::<Value>(),
-            decoded: (!decoded.is::<Value>()).then_some(decoded),
-            stale,
-        },
-        ask,
-    );
-    Outcome::NeedsConfirmation {
-        confirm_id: opened.id,
-        summary: opened.summary,
-        changes,
-        expires_at: opened.expires_at,
-    }
-}
-
-impl Toolmark {
-    /// Answer a deferred confirmation. An approval runs the tool as caller
-    /// [`Human`](Caller::Human) (an edited input is restored and re-validated first)
-    /// and returns the run's outcome; a rejection returns `rejected` with the
-    /// reason. Either way the agent also gets a
-    /// [`BridgeMessage::Confirmed`]. An id that was used, expired or never existed
-    /// is `confirmation_expired`; an invalid edit is `invalid` and leaves the
-    /// confirmation open for another answer. While the tool's scope is hidden
-    /// (`when` false, here or above), any answer is refused `unknown_tool` and the
-    /// confirmation stays pending until the tool shows again or it expires
-    /// ([`cancel_pending`](Self::cancel_pending) withdraws it).
-    ///
-    /// `decision` may say who decided and whether to remember it
-    /// (`Decision::approve().by("user-42").remember(For::Session)`, see
-    /// [`policy`](crate::policy)). When the policy needs a person to approve this
-    /// call, an approval without an identity is refused `not_allowed` and the
-    /// confirmation stays open.
-    pub async fn confirm_pending(&self, confirm_id: &str, decision: impl Into<Answer>) -> Outcome {
-        let (decision, by, remember_for) = decision.into().into_parts();
-        let approver = Approver::app(by.as_deref());
-        self.answer_pending(confirm_id, decision, approver, remember_for)
-            .await
-    }
-
-    /// [`confirm_pending`](Self::confirm_pending) with who answered said by the
-    /// caller of this crate-internal path (a client, through MCP).
-    pub(crate) async fn answer_pending(
-        &self,
-        confirm_id: &str,
-        decision: Decision,
-        approver: Approver,
-        remember_for: Option<super::policy::For>,
-    ) -> Outcome {
-        let inner = &self.inner;
-        if let Some(shared) = &inner.shared {
-            return crate::store::flow::confirm_pending(
-                inner,
-                shared,
-                confirm_id,
-                decision,
-                &approver,
-                remember_for,
-            )
-            .await;
-        }
-        let taken = lock(&inner.pending).take_deferred(confirm_id);
-        let Some(mut p) = taken else {
-            return Outcome::refused(
-                RefusalCode::ConfirmationExpired,
-                "No confirmation is pending with this id: it was already used, it expired, or it never existed",
-            );
-        };
-        let entry = Arc::clone(&p.entry);
-        if inner.now() >= p.expires_at {
-            inner.drop_pending(p, DropReason::Expired);
-            return Outcome::Refused(drop_refusal(DropReason::Expired));
-        }
-        // A hidden tool is unknown, to an approver too: the confirmation waits (it
-        // is not used up) until the tool shows again or it expires.
-        if !entry.scope.visible() {
-            if entry.scope.is_disposed() {
-                inner.drop_pending(p, DropReason::ScopeDisposed);
-                return Outcome::Refused(drop_refusal(DropReason::ScopeDisposed));
-            }
-            lock(&inner.pending).reinsert(p);
-            return Outcome::Refused(hidden_refusal(&entry));
-        }
-        let bridge = |outcome: &Outcome| {
-            inner.send_bridge_with(|| BridgeMessage::Confirmed {
-                confirm_id: confirm_id.to_owned(),
-                tool: entry.name.to_string(),
-                outcome: outcome.clone(),
-            });
-        };
-        if !decision.approved {
-            resolved(inner, confirm_id, &entry, &decision, Vec::new(), &approver);
-            remember(
-                inner,
-                &entry,
-                p.caller,
-                &p.ask,
-                remember_for,
-                false,
-                decision.reason.clone(),
-                &approver,
-            )
-            .await;
-            let outcome = Outcome::Refused(rejected(&decision));
-            bridge(&outcome);
-            return outcome;
-        }
-        if let Err(reason) = person_check(&p.ask, &approver) {
-            // Not an answer this call can take: it stays open for one that is.
-            lock(&inner.pending).reinsert(p);
-            return Outcome::refused(RefusalCode::NotAllowed, reason);
-        }
-        let PendingKind::Deferred {
-            input,
-            decoded,
-            decoded_is_input,
-            stale,
-        } = &mut p.kind
-        else {
-            return Outcome::refused(
-                RefusalCode::ConfirmationExpired,
-                "Not a deferred confirmation",
-            );
-        };
-        if let Some(check) = stale.as_ref() {
-            if let Err(refusal) = check() {
-                resolved(inner, confirm_id, &entry, &decision, Vec::new(), &approver);
-                let outcome = Outcome::Refused(refusal);
-                bridge(&outcome);
-                return outcome;
-            }
-        }
-        let (run_input, run_decoded, edited) = match decision.input.clone() {
-            None => match decoded.take() {
-                Some(d) => (input.take_value(), d, Vec::new()),
-                None if *decoded_is_input => {
-                    let v = input.to_value();
-                    (v, Box::new(input.take_value()) as Decoded, Vec::new())
-                }
-                None => match inner.validate(&entry, input.to_value()) {
-                    Ok((v, d)) => (v, d, Vec::new()),
-                    Err(r) => return r.into(),
-                },
-            },
-            Some(edited) => match restore_and_validate(inner, &entry, &input.to_value(), edited) {
-                Ok((v, d)) => {
-                    let paths = diff_paths(&input.to_value(), &v);
-                    (v, d, paths)
-                }
-                Err(issues) => {
-                    // A refused decision does not use up the id.
-                    if entry.scope.is_disposed() {
-                        inner.drop_pending(p, DropReason::ScopeDisposed);
-                    } else {
-                        lock(&inner.pending).reinsert(p);
-                    }
-                    return Outcome::Refused(Refusal::invalid(issues));
-                }
-            },
-        };
-        let (caller, ask) = (p.caller, std::mem::take(&mut p.ask));
-        drop(p);
-        resolved(inner, confirm_id, &entry, &decision, edited, &approver);
-        remember(
-            inner,
-            &entry,
-            caller,
-            &ask,
-            remember_for,
-            true,
-            None,
-            &approver,
-        )
-        .await;
-        let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
-        bridge(&outcome);
-        outcome
-    }
-}
-
 impl Inner {
     /// The run an approval starts: caller human, no signal (so the no-signal
     /// deadline applies).
@@ -375,6 +166,8 @@ pub(crate) async fn inline_confirm(
     own: Option<Arc<dyn ConfirmHandler>>,
     ask: AskCtx,
 ) -> Result<(Value, Decoded), Outcome> {
+    // Dropped quietly if the call is not run (its `Drop` may panic).
+    let mut decoded = Quiet::new(decoded);
     // A call only a person of the app may approve is never put to its own client.
     let own = own.filter(|_| !ask.person);
     let approver_of = |by: Option<String>| match own {
@@ -496,6 +289,9 @@ pub(crate) async fn inline_confirm(
                     &approver,
                 )
                 .await;
+                let Some(decoded) = decoded.take() else {
+                    return Err(Outcome::Error(ToolError::new("The call's input was lost")));
+                };
                 return Ok((input, decoded));
             }
             Some(edited) => match restore_and_validate(inner, entry, &input, edited) {

@@ -1,10 +1,25 @@
 //! Confirmation: deferred and inline modes, the confirm handler and queue, and the
 //! store of pending confirmations. Redaction of what an approver sees comes from
 //! `sensitive/`; this module never writes its own.
+//!
+//! The deferred confirmation is one flow (`deferred.rs`) for every store: the
+//! built-in table (no store set; it keeps the decoded input in memory) and any
+//! [`ConfirmStore`](crate::store::ConfirmStore), which holds it sealed. The rules —
+//! expiry by the clock at approval, single use, the registration a confirmation
+//! belongs to, hidden tools, person-only approvals, `stale` forms, edits restored
+//! and re-validated, remembered decisions — are written there once; a backend only
+//! keeps, takes and puts back. Inline confirmations and `ctx.confirm` (`flow.rs`)
+//! stay in the process that waits on them.
+//!
+//! Who may make a decision that outlives its call is the app alone (see
+//! [`policy`](crate::policy#who-may-make-a-lasting-decision)); nothing an app type
+//! does (a held input whose `Drop` panics) escapes `confirm_pending` or stops the
+//! expiry sweeper.
 
 use serde::Serialize;
 use serde_json::Value;
 
+pub(crate) mod deferred;
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) mod external;
 pub(crate) mod flow;
@@ -13,7 +28,8 @@ mod queue;
 pub(crate) mod remember;
 pub(crate) mod store;
 
-pub(crate) use flow::{ctx_confirm, defer, inline_confirm};
+pub(crate) use deferred::defer;
+pub(crate) use flow::{ctx_confirm, inline_confirm};
 pub use queue::{ConfirmQueue, QueueHandler};
 
 use std::fmt;

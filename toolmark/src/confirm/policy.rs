@@ -8,8 +8,9 @@
 //!    [`ToolmarkBuilder::policy`](crate::ToolmarkBuilder::policy)): its rules are
 //!    tried in the order they were added and **the first rule that matches the
 //!    call wins**. A rule matches by tool (an exact full name with [`Rule::tool`],
-//!    or every tool under a scope with [`Rule::scope`]), by [`Effect`] and by
-//!    [`Caller`]; a rule with no condition of a kind matches every value of it.
+//!    or every tool registered in a scope or its descendants with [`Rule::scope`],
+//!    transparent scopes included), by [`Effect`] and by [`Caller`]; a rule with no
+//!    condition of a kind matches every value of it.
 //!    - [`Rule::allow`]: the call runs at once, as its own caller, nobody is asked.
 //!    - [`Rule::deny`]: the call is refused `rejected` with the rule's reason.
 //!    - [`Rule::ask`]: go on to step 2 (what happens when no rule matches).
@@ -71,18 +72,39 @@
 //! only calls of that same session (calls with no session id form one session of
 //! their own). [`For::Always`] covers the tool and caller in every session, until
 //! it is forgotten. A decision covers the tool only while it has the effect it had
-//! when the decision was made. [`Toolmark::remembered`](crate::Toolmark::remembered) lists them, [`Toolmark::forget`](crate::Toolmark::forget)
+//! when the decision was made, and a remembered approval only while the tool has
+//! no sensitive paths, as when it was made (a tool registered again with some is
+//! asked again). [`Toolmark::remembered`](crate::Toolmark::remembered) lists them, [`Toolmark::forget`](crate::Toolmark::forget)
 //! revokes one. A new decision for the same tool, caller and session replaces the
 //! old one; at most 4096 are kept, the oldest dropped first.
+//!
+//! # Who may make a lasting decision
+//!
+//! Only the app: its [`ConfirmHandler`](crate::ConfirmHandler), a
+//! [`ConfirmQueue`](crate::ConfirmQueue) and
+//! [`Toolmark::confirm_pending`](crate::Toolmark::confirm_pending) (with or without
+//! an approver identity). The answer of a confirm handler the *call* brought — how
+//! the MCP adapter asks its client by elicitation — decides that call alone:
+//! `remember` in it is dropped, an approval and a rejection alike, so a client can
+//! neither let later calls of other sessions skip the app's approver nor block
+//! them. With
+//! [`ToolmarkBuilder::client_session_decisions`](crate::ToolmarkBuilder::client_session_decisions)
+//! the app lets a client's [`For::Session`] answer cover that client's own session
+//! (calls with the same session id); a client's [`For::Always`] is never kept.
+//! Answers to [`ToolContext::confirm`](crate::ToolContext::confirm) are never
+//! remembered.
 //!
 //! # Across instances
 //!
 //! With a [`ConfirmStore`](crate::store::ConfirmStore) set
 //! ([`ToolmarkBuilder::confirm_store`](crate::ToolmarkBuilder::confirm_store)):
 //!
-//! - **Shared**: [`For::Always`] decisions are kept in the store — tool, caller,
-//!   effect, approve or reject (and its reason), approver, time and id; never an
-//!   input value, a secret or a session id. Every instance on the store, and one
+//! - **Shared**: [`For::Always`] decisions are kept in the store, sealed under the
+//!   app's seal key and bound to their tool and caller (see
+//!   [`store`](crate::store#one-seal)) — tool, caller, effect, approve or reject
+//!   (and its reason), approver, time and id; never an input value, a secret or a
+//!   session id. A decision written into the store without the key, or moved to
+//!   another tool or caller, answers nothing. Every instance on the store, and one
 //!   built after a restart, is answered by them and lists them
 //!   ([`Toolmark::remembered_async`](crate::Toolmark::remembered_async));
 //!   [`Toolmark::forget_async`](crate::Toolmark::forget_async) on any instance
@@ -93,8 +115,8 @@
 //! - **Not shared**: [`For::Session`] decisions stay in the process that took the
 //!   answer ([`Toolmark::remembered`](crate::Toolmark::remembered) and
 //!   [`Toolmark::forget`](crate::Toolmark::forget) see only these). A stored
-//!   confirmation does not keep its call's session id, so a `For::Session` answer
-//!   to one whose call had a session id is not kept.
+//!   confirmation keeps its call's session id (sealed), so a `For::Session` answer
+//!   to it covers that session on the instance that took the answer.
 //! - The [`Policy`] is not stored: give every instance the same one. A stored
 //!   confirmation keeps the rule that asked for it and whether a person must
 //!   approve it.
@@ -170,6 +192,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::remember::Remembered;
 use super::{ConfirmHandler, ConfirmRequest, Decision};
+use crate::scope::ScopeNode;
 use crate::{Caller, CallerSet, Effect};
 use futures_util::future::BoxFuture;
 use std::future::Future;
@@ -200,9 +223,23 @@ impl Policy {
     }
 
     /// The first rule that matches a call of `tool` (full name) with `effect` by
-    /// `caller`, if any.
+    /// `caller`, if any, judging scopes by the tool's name (see [`Rule::matches`]).
     pub fn first_match(&self, tool: &str, effect: Effect, caller: Caller) -> Option<&Rule> {
         self.rules.iter().find(|r| r.matches(tool, effect, caller))
+    }
+
+    /// The first rule that matches a call of `tool`, registered in `scope`: what
+    /// the runtime asks, judging scopes by membership.
+    pub(crate) fn first_match_in(
+        &self,
+        tool: &str,
+        scope: &ScopeNode,
+        effect: Effect,
+        caller: Caller,
+    ) -> Option<&Rule> {
+        self.rules
+            .iter()
+            .find(|r| r.matches_in(tool, Some(scope), effect, caller))
     }
 
     /// Why this policy cannot work: a rule without an id, two rules with one id
@@ -313,8 +350,14 @@ impl Rule {
         self
     }
 
-    /// Also match every tool under the scope with this path (`"pay"` matches
-    /// `pay.send` and `pay.cards.add`, not `payroll.run` nor a root tool `pay`).
+    /// Also match every tool registered in the scope with this path or in one of
+    /// its descendants (`"pay"` matches `pay.send` and `pay.cards.add`, not
+    /// `payroll.run` nor a root tool `pay`). Membership counts, not the name: the
+    /// tools of a [transparent](crate::ScopeOptions::transparent) scope `github`
+    /// keep their own names (`delete_repo`) and are matched by `.scope("github")`.
+    /// A scope's path names every scope from the root, transparent ones included
+    /// (`"tools.github"` for `github` inside a transparent `tools`); the prefix its
+    /// tools' names carry (`"github"` there) matches too.
     #[must_use]
     pub fn scope(mut self, path: impl Into<String>) -> Self {
         let mut path: String = path.into();
@@ -351,14 +394,29 @@ impl Rule {
         &self.verdict
     }
 
-    /// Whether the rule matches a call of `tool` with `effect` by `caller`.
+    /// Whether the rule matches a call of `tool` with `effect` by `caller`, judging
+    /// a [`scope`](Self::scope) condition by the tool's name alone (its prefix):
+    /// the runtime, which knows where a tool is registered, also matches the tools
+    /// of transparent scopes by membership.
     pub fn matches(&self, tool: &str, effect: Effect, caller: Caller) -> bool {
+        self.matches_in(tool, None, effect, caller)
+    }
+
+    pub(crate) fn matches_in(
+        &self,
+        tool: &str,
+        scope: Option<&ScopeNode>,
+        effect: Effect,
+        caller: Caller,
+    ) -> bool {
         let tool_ok = self.tools.is_empty()
             || self.tools.iter().any(|m| match m {
                 ToolMatch::Name(n) => n == tool,
-                ToolMatch::Scope(p) => tool
-                    .strip_prefix(p.as_str())
-                    .is_some_and(|rest| rest.starts_with('.')),
+                ToolMatch::Scope(p) => {
+                    tool.strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.starts_with('.'))
+                        || scope.is_some_and(|s| s.within(p))
+                }
             });
         tool_ok
             && (self.effects.is_empty() || self.effects.contains(&effect))

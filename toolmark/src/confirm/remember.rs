@@ -61,12 +61,15 @@ struct Entry {
 }
 
 impl Remembered {
-    /// Whether it answers a call of `entry` by `caller` (only when `person` is
-    /// needed: an approval a person made; a rejection always counts).
+    /// Whether it answers a call of `entry` by `caller`: the same tool, caller and
+    /// effect; an approval only while the tool has no sensitive paths (an approval
+    /// of a tool with some is never remembered, so the approver saw none) and,
+    /// when `person` is needed, only one a person made. A rejection always counts.
     fn answers(&self, entry: &ToolEntry, caller: Caller, person: bool) -> bool {
         *self.tool == *entry.name
             && self.caller == caller
             && self.effect == entry.effect
+            && (!self.approved || !entry.has_sensitive())
             && (!person || !self.approved || self.approver.is_person())
     }
 }
@@ -181,7 +184,7 @@ pub(crate) fn before_asking(
         .config
         .policy
         .as_ref()
-        .and_then(|p| p.first_match(&entry.name, entry.effect, caller))
+        .and_then(|p| p.first_match_in(&entry.name, &entry.scope, entry.effect, caller))
     {
         let by = || Approver::Policy {
             rule: rule.id().to_owned(),
@@ -233,7 +236,12 @@ pub(crate) async fn remembered_gate(
 ) -> Gate {
     let mut found = local(inner, entry, caller, &ask);
     if let Some(shared) = &inner.shared {
-        match shared.store.remembered_for(&entry.name, caller).await {
+        let stored = shared
+            .store
+            .remembered_for(&entry.name, caller)
+            .await
+            .map(|r| r.and_then(|r| shared.open_decision(&r)));
+        match stored {
             Ok(Some(stored))
                 if stored.answers(entry, caller, ask.person)
                     && found
@@ -295,9 +303,11 @@ pub(crate) fn person_check(ask: &AskCtx, approver: &Approver) -> Result<(), Stri
 }
 
 /// Remember an approver's decision when asked to: never an approval of a tool with
-/// sensitive paths (see the `policy` docs). A [`For::Always`] decision goes to the
-/// confirmation store when there is one (shared by every instance); a store that
-/// cannot be reached keeps nothing (the decision still answers this call).
+/// sensitive paths (see the `policy` docs), and never a calling client's decision
+/// beyond its own call (at most its session, when the app opts in). A
+/// [`For::Always`] decision goes to the confirmation store when there is one
+/// (sealed, shared by every instance); a store that cannot be reached keeps
+/// nothing (the decision still answers this call).
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn remember(
     inner: &Inner,
@@ -310,6 +320,21 @@ pub(crate) async fn remember(
     approver: &Approver,
 ) {
     let Some(duration) = duration else { return };
+    if let Approver::Client { .. } = approver {
+        // A client's (or a call's own handler's) answer decides its own call; the
+        // app may let it cover that client's session, never more.
+        let session_ok = duration == For::Session
+            && ask.session.is_some()
+            && inner.config.client_session_decisions;
+        if !session_ok {
+            tracing::debug!(
+                target: "toolmark",
+                tool = %entry.name,
+                "a calling client's decision is not remembered beyond its call"
+            );
+            return;
+        }
+    }
     if approved && entry.has_sensitive() {
         tracing::debug!(
             target: "toolmark",
@@ -343,7 +368,11 @@ pub(crate) async fn remember(
     };
     match (&inner.shared, duration) {
         (Some(shared), For::Always) => {
-            if let Err(e) = shared.store.remember(info).await {
+            let Some(record) = shared.seal_decision(&info) else {
+                tracing::warn!(target: "toolmark", tool = %entry.name, "the decision was not remembered: it could not be sealed");
+                return;
+            };
+            if let Err(e) = shared.store.remember(record).await {
                 tracing::warn!(target: "toolmark", error = %e, tool = %entry.name, "the decision was not remembered: the confirmation store cannot be reached");
                 return;
             }
@@ -372,7 +401,8 @@ impl Toolmark {
     pub async fn remembered_async(&self) -> Result<Vec<Remembered>, StoreError> {
         let mut all = self.remembered();
         if let Some(shared) = &self.inner.shared {
-            all.extend(shared.store.remembered().await?);
+            let stored = shared.store.remembered().await?;
+            all.extend(stored.iter().filter_map(|r| shared.open_decision(r)));
             all.sort_by_key(|r| r.created_at);
         }
         Ok(all)

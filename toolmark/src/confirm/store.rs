@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use super::{Change, PendingConfirmation};
 use crate::tools::registry::ToolEntry;
 use crate::tools::spec::Decoded;
-use crate::{Caller, Refusal};
+use crate::Caller;
 
 /// Why an open confirmation was dropped without an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,7 +22,41 @@ pub(crate) enum DropReason {
     Shutdown,
 }
 
-pub(crate) type StaleFn = Box<dyn Fn() -> Result<(), Refusal> + Send + Sync>;
+/// A value of the app's (a decoded input) whose `Drop` may panic: dropped here,
+/// the panic is caught and logged, so it never escapes `confirm_pending`, a call,
+/// or the expiry sweeper.
+pub(crate) struct Quiet<T>(Option<T>);
+
+impl<T> Quiet<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Quiet(Some(value))
+    }
+
+    pub(crate) fn none() -> Self {
+        Quiet(None)
+    }
+
+    /// The value, moved out (it is the caller's to drop now).
+    pub(crate) fn take(&mut self) -> Option<T> {
+        self.0.take()
+    }
+}
+
+impl<T> Drop for Quiet<T> {
+    fn drop(&mut self) {
+        if let Some(value) = self.0.take() {
+            drop_quietly(value);
+        }
+    }
+}
+
+/// Drop `value`, catching a panic of its `Drop`.
+pub(crate) fn drop_quietly<T>(value: T) {
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(value)));
+    if dropped.is_err() {
+        tracing::error!(target: "toolmark", "dropping a held input panicked; the panic was caught");
+    }
+}
 
 /// A deferred call's input while it waits. A JSON object's map allocates a whole
 /// B-tree node (about 630 B) however few keys it has: the top-level entries are
@@ -83,9 +117,10 @@ pub(crate) enum PendingKind {
         input: HeldInput,
         /// `None` with `decoded_is_input`: the decoded value is the JSON input
         /// itself (a dynamic tool), kept once.
-        decoded: Option<Decoded>,
+        decoded: Quiet<Decoded>,
         decoded_is_input: bool,
-        stale: Option<StaleFn>,
+        /// The form (or wizard) version the call was made at.
+        form_version: Option<Vec<u64>>,
     },
     /// A call (or a `ctx.confirm`) waiting on the confirm handler: woken when the
     /// confirmation is dropped.

@@ -15,7 +15,7 @@ use serde_json::json;
 use super::tasks::{MemoryTaskStore, TaskStore};
 use super::{Elicitation, McpServer};
 use crate::confirm::policy::Approver;
-use crate::store::Sealer;
+use crate::store::{Purpose, Sealer};
 use crate::{Decision, Toolmark};
 
 type Identify = dyn Fn(&http::request::Parts) -> Option<String> + Send + Sync;
@@ -121,14 +121,8 @@ impl Recorded {
     }
 }
 
-const TOKEN_AAD: &[u8] = b"toolmark/mcp/approval-page/v1";
-
 fn decision_key(id: &str) -> String {
     format!("approval:{id}")
-}
-
-fn decision_aad(key: &str) -> Vec<u8> {
-    format!("toolmark/mcp/approval-decision/v1\0{key}").into_bytes()
 }
 
 /// The one-time page token for the confirmation `id`.
@@ -138,11 +132,11 @@ pub(crate) fn token(sealer: &Sealer, id: &str, exp: u64) -> Option<String> {
         exp,
     })
     .ok()?;
-    sealer.seal_bytes(TOKEN_AAD, &plain)
+    sealer.seal(Purpose::ApprovalToken, "", &plain)
 }
 
 fn open_token(sealer: &Sealer, text: &str, now_ms: u64) -> Option<Token> {
-    let t: Token = serde_json::from_slice(&sealer.open_bytes(TOKEN_AAD, text)?).ok()?;
+    let t: Token = serde_json::from_slice(&sealer.open(Purpose::ApprovalToken, "", text)?).ok()?;
     (now_ms < t.exp).then_some(t)
 }
 
@@ -157,7 +151,7 @@ pub(crate) fn page_url(page: &ApprovalPage, sealer: &Sealer, id: &str, exp: u64)
 pub(crate) async fn recorded(store: &dyn TaskStore, sealer: &Sealer, id: &str) -> Option<Recorded> {
     let key = decision_key(id);
     let text = store.get(&key).await.ok()??;
-    let plain = sealer.open_bytes(&decision_aad(&key), &text)?;
+    let plain = sealer.open(Purpose::ApprovalDecision, &key, &text)?;
     serde_json::from_slice(&plain).ok()
 }
 
@@ -295,7 +289,7 @@ async fn decide(State(s): State<PageState>, request: axum::extract::Request) -> 
     let key = decision_key(&t.id);
     let Some(sealed) = serde_json::to_vec(&record)
         .ok()
-        .and_then(|plain| s.sealer.seal_bytes(&decision_aad(&key), &plain))
+        .and_then(|plain| s.sealer.seal(Purpose::ApprovalDecision, &key, &plain))
     else {
         return status(
             StatusCode::INTERNAL_SERVER_ERROR,

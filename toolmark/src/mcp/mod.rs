@@ -244,11 +244,12 @@ impl McpServer {
     }
 
     fn build(source: Source, shared_catalog: Option<Arc<list::Catalog>>) -> Self {
+        // The toolmark's one seal (its store's, or its key): every instance that
+        // shares them opens what another sealed. Per session: this process's key.
         let handles = match &source {
-            Source::Shared(tm) => tm.inner.config.sealer.clone(),
-            Source::PerSession(_) => None,
-        }
-        .or_else(crate::store::Sealer::random);
+            Source::Shared(tm) => tm.sealer(),
+            Source::PerSession(_) => crate::store::Sealer::process(),
+        };
         McpServer {
             config: Arc::new(Config {
                 source,

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use super::approval::{self, ApprovalPage};
 use super::tasks::TaskStore;
 use crate::confirm::policy::Approver;
-use crate::store::Sealer;
+use crate::store::{call_binding, Purpose, Sealer};
 use crate::{
     CallOptions, Caller, Decision, Issue, Outcome, PendingConfirmation, Refusal, RefusalCode,
     ToolError, Toolmark,
@@ -69,49 +69,6 @@ pub(crate) fn principal(context: &RequestContext<RoleServer>) -> String {
         .to_owned()
 }
 
-/// JSON with every object's keys sorted: the same arguments give the same bytes
-/// whatever order the client sent them in.
-fn canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                canonical(&map[k], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-/// The associated data a handle is sealed with: purpose, tool, caller, arguments.
-fn binding(tool: &str, principal: &str, args: &Value) -> Vec<u8> {
-    let mut text = String::from("toolmark/mcp/request-state/v1\0");
-    text.push_str(tool);
-    text.push('\0');
-    text.push_str(principal);
-    text.push('\0');
-    canonical(args, &mut text);
-    text.into_bytes()
-}
-
 pub(crate) fn seal_handle(
     sealer: &Sealer,
     tool: &str,
@@ -125,7 +82,11 @@ pub(crate) fn seal_handle(
         exp,
     })
     .ok()?;
-    sealer.seal_bytes(&binding(tool, principal, args), &plain)
+    sealer.seal(
+        Purpose::RequestState,
+        &call_binding(tool, principal, args),
+        &plain,
+    )
 }
 
 fn open_handle(
@@ -135,7 +96,11 @@ fn open_handle(
     args: &Value,
     text: &str,
 ) -> Option<Handle> {
-    let plain = sealer.open_bytes(&binding(tool, principal, args), text)?;
+    let plain = sealer.open(
+        Purpose::RequestState,
+        &call_binding(tool, principal, args),
+        text,
+    )?;
     serde_json::from_slice(&plain).ok()
 }
 
@@ -498,16 +463,6 @@ struct Answers {
     exp: u64,
 }
 
-fn answers_binding(tool: &str, principal: &str, args: &Value) -> Vec<u8> {
-    let mut text = String::from("toolmark/mcp/elicit-state/v1\0");
-    text.push_str(tool);
-    text.push('\0');
-    text.push_str(principal);
-    text.push('\0');
-    canonical(args, &mut text);
-    text.into_bytes()
-}
-
 impl Round {
     /// The answers of a retry: the sealed earlier ones, then this round's.
     /// `Err` when the `requestState` does not open for this call (or expired).
@@ -524,7 +479,11 @@ impl Round {
             None => Vec::new(),
             Some(text) => {
                 let plain = sealer
-                    .open_bytes(&answers_binding(tool, principal, args), text)
+                    .open(
+                        Purpose::ElicitState,
+                        &call_binding(tool, principal, args),
+                        text,
+                    )
                     .ok_or_else(bad_handle)?;
                 let a: Answers = serde_json::from_slice(&plain).map_err(|_| bad_handle())?;
                 if crate::store::to_ms(tm.inner.now()) >= a.exp {
@@ -565,7 +524,11 @@ impl Round {
             exp,
         })
         .ok()?;
-        let Some(state) = sealer.seal_bytes(&answers_binding(tool, principal, args), &plain) else {
+        let Some(state) = sealer.seal(
+            Purpose::ElicitState,
+            &call_binding(tool, principal, args),
+            &plain,
+        ) else {
             return Some(Reply::Outcome(Outcome::Error(ToolError::new(
                 "The questions could not be sealed",
             ))));

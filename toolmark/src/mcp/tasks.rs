@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::store::{Sealer, StoreError};
+use crate::store::{Purpose, Sealer, StoreError};
 use crate::sync::lock;
 
 /// Where tasks' states are kept: opaque sealed strings by key, each with a time
@@ -283,8 +283,9 @@ fn cancel_key(id: &str) -> String {
     format!("task-cancel:{id}")
 }
 
-fn binding(key: &str, principal: &str) -> Vec<u8> {
-    format!("toolmark/mcp/task/v1\0{key}\0{principal}").into_bytes()
+/// A task's storage key bound to the caller it belongs to.
+fn binding(key: &str, principal: &str) -> String {
+    format!("{key}\0{principal}")
 }
 
 fn rfc3339(ms: u64) -> String {
@@ -325,7 +326,7 @@ impl Tasks {
             serde_json::to_vec(record).map_err(|e| StoreError::unavailable(e.to_string()))?;
         let sealed = self
             .sealer
-            .seal_bytes(&binding(&k, principal), &plain)
+            .seal(Purpose::Task, &binding(&k, principal), &plain)
             .ok_or_else(|| StoreError::unavailable("the OS random source failed"))?;
         self.options.store.put(&k, sealed, self.options.ttl).await
     }
@@ -349,7 +350,7 @@ impl Tasks {
         };
         Ok(self
             .sealer
-            .open_bytes(&binding(&k, principal), &text)
+            .open(Purpose::Task, &binding(&k, principal), &text)
             .and_then(|plain| serde_json::from_slice(&plain).ok()))
     }
 
@@ -371,7 +372,7 @@ impl Tasks {
         let k = cancel_key(id);
         let sealed = self
             .sealer
-            .seal_bytes(&binding(&k, principal), b"cancel")
+            .seal(Purpose::TaskCancel, &binding(&k, principal), b"cancel")
             .ok_or_else(|| StoreError::unavailable("the OS random source failed"))?;
         self.options.store.put(&k, sealed, self.options.ttl).await
     }
@@ -382,7 +383,7 @@ impl Tasks {
         match self.options.store.get(&k).await {
             Ok(Some(text)) => self
                 .sealer
-                .open_bytes(&binding(&k, principal), &text)
+                .open(Purpose::TaskCancel, &binding(&k, principal), &text)
                 .is_some(),
             _ => false,
         }

@@ -44,9 +44,9 @@ pub(crate) fn resolve_all(
     paths
         .iter()
         .map(|p| {
-            let (text, mode) = match p.strip_prefix("json:") {
-                Some(rest) => (rest, NameMode::Json),
-                None => (p.as_str(), default),
+            let (text, mode) = match toolmark_syntax::path::split_json(p) {
+                (rest, true) => (rest, NameMode::Json),
+                (text, false) => (text, default),
             };
             SensitivePath::parse(text)
                 .map_err(|e| e.to_string())

@@ -1,31 +1,17 @@
-//! The sensitive-path grammar and concrete locations.
+//! Sensitive paths and concrete locations.
 //!
-//! A sensitive path is `seg(.seg|[])*`:
-//!
-//! - a `seg` is one or more of `[A-Za-z0-9_-]`, optionally preceded by `r#` (a Rust raw
-//!   identifier such as `r#type`; only [`NameMode::Rust`](super::NameMode) strips it).
-//!   A JSON property whose name has other characters (`$id`, `first name`, `a.b`)
-//!   cannot be named by a sensitive path;
-//! - `[]` steps into every element of an array (`cards[].cvc`, `matrix[][]`) and into
-//!   every value of a map (`wallet[].cvc` on a `HashMap<String, Card>`);
-//! - a path starts with a `seg`: `[]` alone (a whole top-level array) is not a path,
-//!   because a tool's input is always an object. Indices (`a[0]`), empty segments
-//!   (`a..b`, `.a`, `a.`), whitespace and anything after `[]` other than `.` or `[]`
-//!   are errors.
+//! The grammar of a sensitive path, `seg(.seg|[])*` (`cards[].cvc`), is
+//! `toolmark_syntax::path`, the one parser the `#[tool]` macro checks paths with at
+//! compile time: [`SensitivePath::parse`] is that parser. A path's segments are
+//! names and `[]`, which steps into every element of an array and every value of a
+//! map.
 //!
 //! A *location* is a concrete place in a value, written the way [`Issue`](crate::Issue)
 //! paths are: dotted, array indices as numbers (`cards.0.cvc`, `""` for the root).
 
 use std::fmt;
 
-/// One segment of a [`SensitivePath`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Seg {
-    /// A property name (`cvc`), or a Rust field name before it is resolved.
-    Key(String),
-    /// `[]`: any element of an array.
-    Any,
-}
+pub(crate) use toolmark_syntax::path::{to_string as segs_to_string, PathError, Seg};
 
 /// A parsed sensitive path such as `cards[].cvc`.
 ///
@@ -37,119 +23,10 @@ pub(crate) struct SensitivePath {
     segs: Vec<Seg>,
 }
 
-/// Why a sensitive path could not be parsed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct PathError {
-    /// The text that was parsed.
-    pub(crate) path: String,
-    /// Byte offset of the problem in `path`.
-    pub(crate) position: usize,
-    /// What is wrong there.
-    pub(crate) message: String,
-}
-
-impl fmt::Display for PathError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "sensitive path {:?} is malformed at position {}: {}",
-            self.path, self.position, self.message
-        )
-    }
-}
-
-impl std::error::Error for PathError {}
-
-/// Is `b` allowed in a segment?
-fn is_seg_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
-}
-
-/// Describes the character at byte `pos` of `s` for an error message.
-fn describe_at(s: &str, pos: usize) -> String {
-    match s.get(pos..).and_then(|rest| rest.chars().next()) {
-        None => "the end of the path".to_owned(),
-        Some(c) if c.is_whitespace() => format!("whitespace ({c:?})"),
-        Some(c) => format!("{:?}", c.to_string()),
-    }
-}
-
 impl SensitivePath {
-    /// Parses `s` (see the [module docs](self) for the grammar).
+    /// Parses `s` with the shared grammar (`toolmark_syntax::path::parse`).
     pub(crate) fn parse(s: &str) -> Result<SensitivePath, PathError> {
-        let err = |position: usize, message: String| PathError {
-            path: s.to_owned(),
-            position,
-            message,
-        };
-        let bytes = s.as_bytes();
-        if bytes.is_empty() {
-            return Err(err(0, "a sensitive path cannot be empty".to_owned()));
-        }
-        let mut segs = Vec::new();
-        let mut i = 0;
-        // `true` when the next thing must be a segment name (start, or after '.').
-        let mut want_seg = true;
-        while i < bytes.len() {
-            if want_seg {
-                let start = i;
-                if bytes[i..].starts_with(b"r#") {
-                    i += 2;
-                }
-                let name_start = i;
-                while i < bytes.len() && is_seg_byte(bytes[i]) {
-                    i += 1;
-                }
-                if i == name_start {
-                    let what = if start == 0 && bytes.get(i) == Some(&b'[') {
-                        "a path starts with a field name, not \"[]\"".to_owned()
-                    } else {
-                        format!(
-                            "expected a field name (letters, digits, '_' or '-'), found {}",
-                            describe_at(s, i)
-                        )
-                    };
-                    return Err(err(i, what));
-                }
-                segs.push(Seg::Key(s[start..i].to_owned()));
-                want_seg = false;
-                continue;
-            }
-            match bytes[i] {
-                b'.' => {
-                    i += 1;
-                    want_seg = true;
-                    if i == bytes.len() {
-                        return Err(err(
-                            i,
-                            "expected a field name after \".\", found the end of the path"
-                                .to_owned(),
-                        ));
-                    }
-                }
-                b'[' => {
-                    if bytes.get(i + 1) != Some(&b']') {
-                        return Err(err(
-                            i + 1,
-                            format!(
-                                "expected \"]\" after \"[\" (\"[]\" matches any index; \
-                                 indices cannot be named), found {}",
-                                describe_at(s, i + 1)
-                            ),
-                        ));
-                    }
-                    segs.push(Seg::Any);
-                    i += 2;
-                }
-                _ => {
-                    return Err(err(
-                        i,
-                        format!("expected \".\" or \"[]\", found {}", describe_at(s, i)),
-                    ));
-                }
-            }
-        }
-        Ok(SensitivePath { segs })
+        toolmark_syntax::path::parse(s).map(|segs| SensitivePath { segs })
     }
 
     /// Builds a path from segments (already checked or resolved).
@@ -168,32 +45,8 @@ impl SensitivePath {
 
 impl fmt::Display for SensitivePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_segs(f, &self.segs)
+        toolmark_syntax::path::write_segs(f, &self.segs)
     }
-}
-
-/// Writes segments in canonical form (`cards[].cvc`).
-pub(crate) fn write_segs(f: &mut impl fmt::Write, segs: &[Seg]) -> fmt::Result {
-    for (n, seg) in segs.iter().enumerate() {
-        match seg {
-            Seg::Key(k) => {
-                if n > 0 {
-                    f.write_char('.')?;
-                }
-                f.write_str(k)?;
-            }
-            Seg::Any => f.write_str("[]")?,
-        }
-    }
-    Ok(())
-}
-
-/// Canonical text of a slice of segments.
-pub(crate) fn segs_to_string(segs: &[Seg]) -> String {
-    let mut s = String::new();
-    // Writing to a String cannot fail.
-    let _ = write_segs(&mut s, segs);
-    s
 }
 
 /// One step of a concrete location inside a JSON value.
@@ -216,7 +69,8 @@ pub(crate) fn index_of(text: &str) -> Option<usize> {
     text.parse().ok()
 }
 
-impl Seg {
+/// Matching a path's segment against one step of a concrete location.
+pub(crate) trait SegMatch {
     /// Does this segment match `step`?
     ///
     /// A `Key` matches an object member of that name and, when its text is a number, the
@@ -225,7 +79,11 @@ impl Seg {
     /// registration). A location string step matches a `Key` of the same text, and
     /// `Any` always; the step `?` (an unknown step in a `serde_path_to_error` path)
     /// matches every segment.
-    pub(crate) fn matches(&self, step: Step<'_>) -> bool {
+    fn matches(&self, step: Step<'_>) -> bool;
+}
+
+impl SegMatch for Seg {
+    fn matches(&self, step: Step<'_>) -> bool {
         match (self, step) {
             (Seg::Key(k), Step::Key(s)) => k == s,
             (Seg::Key(k), Step::Index(i)) => index_of(k) == Some(i),
@@ -300,71 +158,17 @@ mod tests {
         Seg::Key(k.to_owned())
     }
 
-    #[test]
-    fn good_paths_parse_and_print_canonically() {
-        let table: &[(&str, Vec<Seg>)] = &[
-            ("a", vec![key("a")]),
-            ("a.b", vec![key("a"), key("b")]),
-            ("cards[].cvc", vec![key("cards"), Seg::Any, key("cvc")]),
-            ("a[][]", vec![key("a"), Seg::Any, Seg::Any]),
-            (
-                "a[].b[].c",
-                vec![key("a"), Seg::Any, key("b"), Seg::Any, key("c")],
-            ),
-            ("card-number_2", vec![key("card-number_2")]),
-            ("0", vec![key("0")]),
-            ("a.0.b", vec![key("a"), key("0"), key("b")]),
-            ("r#type", vec![key("r#type")]),
-            ("x.r#type[]", vec![key("x"), key("r#type"), Seg::Any]),
-            ("CVC", vec![key("CVC")]),
-        ];
-        for (text, segs) in table {
-            let p = SensitivePath::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
-            assert_eq!(p.segs(), &segs[..], "{text}");
-            assert_eq!(p.to_string(), *text);
-            assert_eq!(SensitivePath::parse(&p.to_string()), Ok(p));
-        }
-    }
+    // The grammar's own tables and properties (good and bad paths, positions,
+    // canonical printing) are toolmark-syntax's tests: the one parser.
 
     #[test]
-    fn bad_paths_report_position_and_reason() {
-        let table: &[(&str, usize, &str)] = &[
-            ("", 0, "cannot be empty"),
-            ("[]", 0, "starts with a field name"),
-            ("[].a", 0, "starts with a field name"),
-            (".a", 0, "expected a field name"),
-            ("a.", 2, "after \".\""),
-            ("a..b", 2, "expected a field name"),
-            ("a[", 2, "expected \"]\" after \"[\""),
-            ("cards[.cvc", 6, "expected \"]\" after \"[\""),
-            ("a[0]", 2, "expected \"]\" after \"[\""),
-            ("a[]b", 3, "expected \".\" or \"[]\""),
-            ("a b", 1, "expected \".\" or \"[]\", found whitespace"),
-            (" a", 0, "expected a field name"),
-            ("a ", 1, "found whitespace"),
-            ("a]", 1, "expected \".\" or \"[]\""),
-            ("a.$id", 2, "expected a field name"),
-            ("a.é", 2, "expected a field name"),
-            ("r#", 2, "expected a field name"),
-            ("a.r#", 4, "expected a field name"),
-            ("a[]. b", 4, "found whitespace"),
-        ];
-        for (text, position, needle) in table {
-            let e = SensitivePath::parse(text).expect_err(text);
-            assert_eq!(e.position, *position, "{text}: {e}");
-            assert_eq!(e.path, *text);
-            assert!(e.message.contains(needle), "{text}: {e}");
-            assert!(e.to_string().starts_with("sensitive path "), "{e}");
-        }
-    }
-
-    #[test]
-    fn error_display_names_path_position_and_reason() {
-        let e = SensitivePath::parse("cards[.cvc").expect_err("malformed");
+    fn parse_is_the_shared_grammar() {
+        let p = SensitivePath::parse("cards[].cvc").unwrap();
+        assert_eq!(p.segs(), [key("cards"), Seg::Any, key("cvc")]);
+        assert_eq!(p.to_string(), "cards[].cvc");
         assert_eq!(
-            e.to_string(),
-            "sensitive path \"cards[.cvc\" is malformed at position 6: expected \"]\" after \
-             \"[\" (\"[]\" matches any index; indices cannot be named), found \".\""
+            SensitivePath::parse("a[0]").unwrap_err(),
+            toolmark_syntax::path::parse("a[0]").unwrap_err()
         );
     }
 

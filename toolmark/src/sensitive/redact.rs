@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::path::{index_of, location_steps, Seg, SensitivePath, Step};
+use super::path::{index_of, location_steps, Seg, SegMatch, SensitivePath, Step};
 use super::REDACTED;
 use crate::payload::Change;
 

@@ -27,7 +27,7 @@
 
 use serde_json::{Map, Value};
 
-use super::path::{location_steps, push_location, Seg, Step};
+use super::path::{location_steps, push_location, Seg, SegMatch, Step};
 use super::redact::{is_placeholder, relate, Matcher, Rel};
 use super::REENTER;
 use crate::payload::Change;

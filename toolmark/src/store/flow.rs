@@ -1,52 +1,77 @@
-//! The deferred-confirmation steps on a [`ConfirmStore`]: store the call, answer
-//! it (on any instance), list, withdraw and expire; the bridge across instances.
+//! A toolmark's link to its [`ConfirmStore`]: what the deferred flow
+//! (`confirm/deferred.rs`) needs of a store, with every byte sealed on the way in
+//! and opened on the way out (`seal.rs`), the tombstones of used ids, the
+//! cross-instance bridge, the expiry sweeper, and the operations whose outcome a
+//! fault made unknown.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
+use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{broadcast, Notify};
 use tokio_util::sync::CancellationToken;
 
-use super::seal::{Sealed, Sealer};
-use super::{to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, StoreError};
-use crate::confirm::flow::{hidden_refusal, rejected, resolved, restore_and_validate};
+use super::seal::{Purpose, Sealer};
+use super::{to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, DecisionRecord, StoreError};
+use crate::confirm::deferred::{dropped, Bound, Deferred, Registration, Taken};
 use crate::confirm::new_confirm_id;
-use crate::confirm::policy::{Approver, AskCtx, For};
-use crate::confirm::remember::{person_check, remember};
-use crate::confirm::store::DropReason;
-use crate::event::{BridgeMessage, Event};
+use crate::confirm::policy::AskCtx;
+use crate::confirm::store::{DropReason, HeldInput, Quiet};
+use crate::event::BridgeMessage;
+use crate::policy::Remembered;
 use crate::sync::lock;
-use crate::toolmark::{drop_refusal, Inner, DEFAULT_PENDING_SHARE};
-use crate::tools::registry::ToolEntry;
-use crate::{
-    Caller, ConfirmMode, Decision, Decoded, Issue, Outcome, PendingConfirmation, Refusal,
-    RefusalCode, RegisterError, ToolError, Toolmark,
-};
+use crate::toolmark::{Inner, DEFAULT_PENDING_SHARE};
+use crate::{Caller, Change, Issue, Outcome, PendingConfirmation, Refusal, RefusalCode, ToolError};
 
 /// How often a toolmark looks for expired records in its store (the clock, not
 /// this timer, decides at approval; a clock that reports its jumps wakes it too).
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
+/// How long past a confirmation's expiry its id is still remembered as used (a
+/// tombstone in the store, and in each instance that used it or heard of it), and
+/// a bridge message about it is still delivered.
+pub(crate) const GRACE: Duration = Duration::from_secs(3600);
+
+/// The most used ids an instance remembers (the ones expiring soonest are
+/// forgotten first beyond it; the store's tombstones still hold them).
+const MAX_USED: usize = 100_000;
+
+/// A store operation whose outcome a fault made unknown, to settle once the store
+/// answers again.
+enum Limbo {
+    /// A take with this token may have happened: put the record back (it was not
+    /// run), so the confirmation stays answerable.
+    Restore { id: String, token: String },
+    /// A put may have happened, while the caller was told it did not: withdraw it.
+    Withdraw { id: String },
+}
+
 /// A toolmark's link to its store.
 pub(crate) struct Shared {
     pub(crate) store: Arc<dyn ConfirmStore>,
-    pub(crate) sealer: Option<Sealer>,
-    /// This toolmark's id on the store's bus (its own messages are not delivered
-    /// twice).
+    sealer: Sealer,
+    /// This toolmark's id: on the store's bus (its own messages are not delivered
+    /// twice) and in the registrations its records name.
     origin: String,
     started: AtomicBool,
     rx: std::sync::Mutex<Option<broadcast::Receiver<String>>>,
     wake: Arc<Notify>,
     stop: CancellationToken,
-    /// Tools of disposed scopes whose stored confirmations are still to drop.
-    disposed: std::sync::Mutex<Vec<Arc<str>>>,
-    /// Held while they are dropped, so a listing or an answer after `dispose`
-    /// waits for it.
+    /// Scopes were disposed: this instance's records of registrations that are
+    /// gone are to drop.
+    disposed: AtomicBool,
+    /// Held while settling (limbo, disposal), so an answer after a fault or a
+    /// `dispose` waits for it.
     settling: tokio::sync::Mutex<()>,
+    limbo: std::sync::Mutex<Vec<Limbo>>,
+    /// Ids used here (answered, dropped) or heard of on the bus, until when (ms
+    /// by the toolmark's clock): a record written back under one is refused, and a
+    /// bridge message about one is delivered once.
+    used: std::sync::Mutex<HashMap<String, u64>>,
 }
 
 impl Drop for Shared {
@@ -55,14 +80,74 @@ impl Drop for Shared {
     }
 }
 
-/// A bridge message on the store's bus.
+/// A confirmation as sealed in a record (serialized from a [`Deferred`]).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RecordOut<'a> {
+    id: &'a str,
+    tool: &'a str,
+    caller: Caller,
+    summary: &'a str,
+    changes: &'a [Change],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shown: Option<&'a Value>,
+    input: Value,
+    expires_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    form_version: Option<&'a [u64]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy_rule: Option<&'a str>,
+    person_required: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<&'a str>,
+    registration: &'a Registration,
+}
+
+/// A confirmation opened from a record.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RecordIn {
+    id: String,
+    tool: String,
+    caller: Caller,
+    summary: String,
+    changes: Vec<Change>,
+    #[serde(default)]
+    shown: Option<Value>,
+    input: Value,
+    expires_ms: u64,
+    #[serde(default)]
+    form_version: Option<Vec<u64>>,
+    #[serde(default)]
+    policy_rule: Option<String>,
+    person_required: bool,
+    #[serde(default)]
+    session: Option<String>,
+    registration: Registration,
+}
+
+/// A bridge message on the store's bus: the id in clear (to open it), the rest
+/// sealed and bound to the id.
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    id: String,
+    sealed: String,
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Wire {
+struct WireBody {
+    id: String,
     origin: String,
-    confirm_id: String,
     tool: String,
     outcome: Value,
+    expires_ms: u64,
+}
+
+/// A remembered decision as sealed (bound to `{caller}:{tool}`).
+#[derive(Serialize, Deserialize)]
+struct DecisionBody {
+    decision: Remembered,
 }
 
 /// An outcome read back from its JSON (the statuses a resolved confirmation has).
@@ -91,7 +176,7 @@ fn outcome_from_json(v: &Value) -> Option<Outcome> {
 }
 
 /// The refusal of a call or an answer the store could not take.
-fn unavailable(e: &StoreError) -> Outcome {
+pub(crate) fn unavailable(e: &StoreError) -> Outcome {
     tracing::warn!(target: "toolmark", error = %e, "confirmation store unavailable");
     Outcome::refused(
         RefusalCode::Unavailable,
@@ -99,15 +184,28 @@ fn unavailable(e: &StoreError) -> Outcome {
     )
 }
 
-fn unknown_id() -> Outcome {
+/// The refusal of an answer whose take got no reply.
+fn take_lost(e: &StoreError) -> Outcome {
+    tracing::warn!(target: "toolmark", error = %e, "confirmation store unavailable while taking a confirmation");
     Outcome::refused(
-        RefusalCode::ConfirmationExpired,
-        "No confirmation is pending with this id: it was already used, it expired, or it never existed",
+        RefusalCode::Unavailable,
+        "The confirmation store did not answer; the tool did not run. The confirmation stays answerable: answer it again once the store is back",
     )
 }
 
+fn integrity_failure() -> Outcome {
+    Outcome::refused(
+        RefusalCode::ConfirmationExpired,
+        "The stored confirmation failed its integrity check; it was not run",
+    )
+}
+
+fn ms_to_time(ms: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_millis(ms)
+}
+
 impl Shared {
-    pub(crate) fn new(store: Arc<dyn ConfirmStore>, sealer: Option<Sealer>) -> Self {
+    pub(crate) fn new(store: Arc<dyn ConfirmStore>, sealer: Sealer) -> Self {
         let rx = store.subscribe();
         Shared {
             store,
@@ -117,9 +215,20 @@ impl Shared {
             rx: std::sync::Mutex::new(Some(rx)),
             wake: Arc::new(Notify::new()),
             stop: CancellationToken::new(),
-            disposed: std::sync::Mutex::new(Vec::new()),
+            disposed: AtomicBool::new(false),
             settling: tokio::sync::Mutex::new(()),
+            limbo: std::sync::Mutex::new(Vec::new()),
+            used: std::sync::Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The seal every record of this store is made with.
+    pub(crate) fn sealer(&self) -> &Sealer {
+        &self.sealer
+    }
+
+    pub(crate) fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// Start the bus listener and the sweeper (once, when a runtime is there).
@@ -139,7 +248,6 @@ impl Shared {
             handle.spawn(listen(
                 Arc::downgrade(inner),
                 rx,
-                self.origin.clone(),
                 stop.clone(),
                 shutdown.clone(),
             ));
@@ -153,22 +261,232 @@ impl Shared {
         ));
     }
 
-    /// Deliver a resolution to this toolmark's bridge subscribers, then to every
-    /// other instance's.
-    async fn deliver(&self, inner: &Inner, confirm_id: &str, tool: &str, outcome: &Outcome) {
-        inner.send_bridge(BridgeMessage::Confirmed {
-            confirm_id: confirm_id.to_owned(),
-            tool: tool.to_owned(),
-            outcome: outcome.clone(),
-        });
+    // ---- sealing ------------------------------------------------------------
+
+    fn seal_record(&self, d: &Deferred) -> Option<ConfirmRecord> {
+        seal_record(&self.sealer, d)
+    }
+
+    fn open_record(&self, r: &ConfirmRecord) -> Option<Deferred> {
+        open_record(&self.sealer, r)
+    }
+
+    /// The storage key of a decision.
+    fn decision_key(tool: &str, caller: Caller) -> String {
+        format!("{}:{tool}", caller.as_str())
+    }
+
+    /// A remembered decision, sealed for the store.
+    pub(crate) fn seal_decision(&self, decision: &Remembered) -> Option<DecisionRecord> {
+        let key = Self::decision_key(&decision.tool, decision.caller);
+        let body = DecisionBody {
+            decision: decision.clone(),
+        };
+        Some(DecisionRecord {
+            id: decision.id.clone(),
+            tool: decision.tool.clone(),
+            caller: decision.caller,
+            sealed: self.sealer.seal_json(Purpose::Decision, &key, &body)?,
+        })
+    }
+
+    /// A stored decision, when it opens under its tool and caller and agrees with
+    /// the store's hints; `None` otherwise (it answers nothing).
+    pub(crate) fn open_decision(&self, r: &DecisionRecord) -> Option<Remembered> {
+        let key = Self::decision_key(&r.tool, r.caller);
+        let opened = self
+            .sealer
+            .open_json::<DecisionBody>(Purpose::Decision, &key, &r.sealed)
+            .map(|b| b.decision)
+            .filter(|d| d.id == r.id && d.tool == r.tool && d.caller == r.caller);
+        if opened.is_none() {
+            tracing::warn!(target: "toolmark", tool = %crate::tools::summary::one_line(&r.tool), "a remembered decision in the confirmation store failed its integrity check and was ignored");
+        }
+        opened
+    }
+
+    // ---- used ids -----------------------------------------------------------
+
+    fn mark_used(&self, id: &str, until_ms: u64) {
+        let mut used = lock(&self.used);
+        if used.len() >= MAX_USED {
+            if let Some(first) = used
+                .iter()
+                .min_by_key(|(_, until)| **until)
+                .map(|(k, _)| k.clone())
+            {
+                used.remove(&first);
+            }
+        }
+        used.insert(id.to_owned(), until_ms);
+    }
+
+    fn was_used(&self, id: &str) -> bool {
+        lock(&self.used).contains_key(id)
+    }
+
+    fn forget_used(&self, now_ms: u64) {
+        lock(&self.used).retain(|_, until| *until > now_ms);
+    }
+
+    fn used_until(d_expires: SystemTime) -> u64 {
+        to_ms(d_expires + GRACE)
+    }
+
+    // ---- the flow's operations -----------------------------------------------
+
+    /// Keep `d`, sealed; return the confirmations the caps pushed out (each with
+    /// the cap's name).
+    pub(crate) async fn put(
+        &self,
+        inner: &Inner,
+        d: &Deferred,
+    ) -> Result<Vec<(Deferred, &'static str)>, Outcome> {
+        let Some(record) = self.seal_record(d) else {
+            return Err(Outcome::refused(
+                RefusalCode::Unavailable,
+                "The confirmation could not be sealed (the OS random source failed); nothing was run",
+            ));
+        };
+        let caps = Caps {
+            max: inner.config.max_pending,
+            per_caller: inner
+                .config
+                .max_pending_per_caller
+                .unwrap_or(DEFAULT_PENDING_SHARE),
+            hard: inner.config.max_pending_per_caller.is_some(),
+        };
+        let evicted = match self.store.put(record, caps).await {
+            Ok(evicted) => evicted,
+            Err(e) => {
+                // It may have been kept while the caller is told it was not.
+                lock(&self.limbo).push(Limbo::Withdraw {
+                    id: d.id.to_string(),
+                });
+                return Err(unavailable(&e));
+            }
+        };
+        self.wake.notify_one();
+        Ok(evicted
+            .into_iter()
+            .filter_map(|e| {
+                let Some(old) = self.open_record(&e.record) else {
+                    tracing::warn!(target: "toolmark", "a confirmation pushed out of the store failed its integrity check");
+                    return None;
+                };
+                let reason = match e.cap {
+                    CapKind::Global => "max_pending",
+                    CapKind::PerCaller => "max_pending_per_caller",
+                };
+                Some((old, reason))
+            })
+            .collect())
+    }
+
+    /// Take `id` out for an answer: it leaves a tombstone (a record written back
+    /// under it is never taken again). `Err`: refused already (a record that does
+    /// not open, a store that did not answer).
+    pub(crate) async fn take(&self, inner: &Inner, id: &str) -> Result<Option<Taken>, Outcome> {
+        let token = new_confirm_id();
+        let keep_until = inner.now() + inner.config.confirm_expiry + GRACE;
+        let record = match self.store.take(id, &token, keep_until).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(None),
+            Err(StoreError::Corrupt { .. }) => {
+                tracing::error!(target: "toolmark", confirm_id = id, "a stored confirmation cannot be read and was refused");
+                return Err(integrity_failure());
+            }
+            Err(e) => {
+                // The take may have happened: put it back once the store answers.
+                lock(&self.limbo).push(Limbo::Restore {
+                    id: id.to_owned(),
+                    token,
+                });
+                return Err(take_lost(&e));
+            }
+        };
+        if self.was_used(id) {
+            tracing::error!(target: "toolmark", confirm_id = id, "a confirmation written back after it was used was refused");
+            return Ok(None);
+        }
+        let Some(d) = self.open_record(&record).filter(|d| *d.id == *id) else {
+            tracing::error!(target: "toolmark", confirm_id = id, "a stored confirmation failed its integrity check and was refused");
+            let outcome = integrity_failure();
+            self.mark_used(id, to_ms(keep_until));
+            self.deliver_raw(inner, id, "", to_ms(inner.now()), &outcome)
+                .await;
+            return Err(outcome);
+        };
+        Ok(Some(Taken {
+            d,
+            decoded: Quiet::none(),
+            decoded_is_input: false,
+            token: Some(token),
+        }))
+    }
+
+    /// Put a taken confirmation back (its answer was refused): the store puts the
+    /// very record back, from its tombstone.
+    pub(crate) async fn put_back(&self, id: &str, token: &str) {
+        if let Err(e) = self.store.restore(id, token).await {
+            tracing::warn!(target: "toolmark", error = %e, "a refused answer's confirmation is put back once the store answers");
+            lock(&self.limbo).push(Limbo::Restore {
+                id: id.to_owned(),
+                token: token.to_owned(),
+            });
+        }
+    }
+
+    /// Tell every other instance what came of `d` (sealed); its id is used.
+    pub(crate) async fn publish(&self, inner: &Inner, d: &Deferred, outcome: &Outcome) {
+        self.mark_used(&d.id, Self::used_until(d.expires_at));
         let Ok(outcome) = serde_json::to_value(outcome) else {
             return;
         };
-        let wire = Wire {
+        self.publish_value(inner, &d.id, &d.tool, to_ms(d.expires_at), outcome)
+            .await;
+    }
+
+    async fn deliver_raw(
+        &self,
+        inner: &Inner,
+        id: &str,
+        tool: &str,
+        expires_ms: u64,
+        outcome: &Outcome,
+    ) {
+        inner.send_bridge_with(|| BridgeMessage::Confirmed {
+            confirm_id: id.to_owned(),
+            tool: tool.to_owned(),
+            outcome: outcome.clone(),
+        });
+        if let Ok(outcome) = serde_json::to_value(outcome) {
+            self.publish_value(inner, id, tool, expires_ms, outcome)
+                .await;
+        }
+    }
+
+    async fn publish_value(
+        &self,
+        _inner: &Inner,
+        id: &str,
+        tool: &str,
+        expires_ms: u64,
+        outcome: Value,
+    ) {
+        let body = WireBody {
+            id: id.to_owned(),
             origin: self.origin.clone(),
-            confirm_id: confirm_id.to_owned(),
             tool: tool.to_owned(),
             outcome,
+            expires_ms,
+        };
+        let Some(sealed) = self.sealer.seal_json(Purpose::Bridge, id, &body) else {
+            return;
+        };
+        let wire = Wire {
+            id: id.to_owned(),
+            sealed,
         };
         if let Ok(text) = serde_json::to_string(&wire) {
             if let Err(e) = self.store.publish(text).await {
@@ -177,85 +495,259 @@ impl Shared {
         }
     }
 
-    /// A record dropped without an answer: its event, and the agent is told.
-    async fn drop_record(&self, inner: &Inner, r: &ConfirmRecord, reason: DropReason) {
-        match reason {
-            DropReason::Expired | DropReason::Shutdown => {
-                inner.emit(|| Event::ConfirmationExpired {
-                    confirm_id: r.id.clone(),
-                    tool: r.tool.clone(),
-                });
-            }
-            DropReason::ScopeDisposed | DropReason::Cancelled => {
-                inner.emit(|| Event::ConfirmationDropped {
-                    confirm_id: r.id.clone(),
-                    tool: r.tool.clone(),
-                    reason: if reason == DropReason::Cancelled {
-                        "cancelled"
-                    } else {
-                        "scope_disposed"
-                    },
-                });
-            }
+    /// A message from the bus, when it opens, is another instance's, and is about
+    /// an id not yet used here whose expiry is not long past: delivered to this
+    /// toolmark's bridge. Anything else (forged, replayed, changed) is dropped.
+    fn receive(&self, inner: &Inner, text: &str) {
+        let Ok(wire) = serde_json::from_str::<Wire>(text) else {
+            return;
+        };
+        let Some(body) = self
+            .sealer
+            .open_json::<WireBody>(Purpose::Bridge, &wire.id, &wire.sealed)
+            .filter(|b| b.id == wire.id)
+        else {
+            tracing::warn!(target: "toolmark", "a bridge message on the store's bus failed its integrity check and was dropped");
+            return;
+        };
+        if body.origin == self.origin {
+            return;
         }
-        let outcome = Outcome::Refused(drop_refusal(reason));
-        self.deliver(inner, &r.id, &r.tool, &outcome).await;
+        let until = body
+            .expires_ms
+            .saturating_add(to_ms(SystemTime::UNIX_EPOCH + GRACE));
+        if until <= to_ms(inner.now()) || self.was_used(&body.id) {
+            tracing::debug!(target: "toolmark", "a bridge message about a confirmation used or long expired was dropped");
+            return;
+        }
+        let Some(outcome) = outcome_from_json(&body.outcome) else {
+            return;
+        };
+        self.mark_used(&body.id, until);
+        inner.send_bridge(BridgeMessage::Confirmed {
+            confirm_id: body.id,
+            tool: body.tool,
+            outcome,
+        });
     }
 
-    /// Drop the stored confirmations of the tools of disposed scopes
-    /// (`scope_disposed`) that no scope registered again.
-    pub(crate) async fn settle_disposed(&self, inner: &Inner) -> Result<(), StoreError> {
+    /// Scopes were disposed: drop this instance's confirmations of the
+    /// registrations that are gone, in the background and, at the latest, before
+    /// the next listing or answer.
+    pub(crate) fn disposed(&self, inner: &Arc<Inner>) {
+        self.disposed.store(true, Ordering::Release);
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let inner = Arc::clone(inner);
+        handle.spawn(async move {
+            if let Some(shared) = &inner.shared {
+                if let Err(e) = shared.settle(&inner).await {
+                    tracing::debug!(target: "toolmark", error = %e, "the confirmations of disposed scopes are dropped later");
+                }
+            }
+        });
+    }
+
+    /// Settle what a fault or a disposal left: put back the confirmations whose
+    /// take got no reply, withdraw the ones whose put got none, drop this
+    /// instance's confirmations whose registration is gone.
+    pub(crate) async fn settle(&self, inner: &Arc<Inner>) -> Result<(), StoreError> {
+        self.start(inner);
         let _settling = self.settling.lock().await;
-        let names: HashSet<Arc<str>> = std::mem::take(&mut *lock(&self.disposed))
-            .into_iter()
-            .collect();
-        if names.is_empty() {
-            return Ok(());
-        }
-        let all = match self.store.list().await {
-            Ok(all) => all,
-            Err(e) => {
-                // Tried again by the next listing or answer.
-                lock(&self.disposed).extend(names);
+        let pending: Vec<Limbo> = std::mem::take(&mut *lock(&self.limbo));
+        let mut left = pending.into_iter();
+        while let Some(item) = left.next() {
+            let done = match &item {
+                Limbo::Restore { id, token } => self.store.restore(id, token).await.map(|_| ()),
+                Limbo::Withdraw { id } => {
+                    let token = new_confirm_id();
+                    let keep_until = inner.now() + inner.config.confirm_expiry + GRACE;
+                    self.store.take(id, &token, keep_until).await.map(|_| ())
+                }
+            };
+            if let Err(e) = done {
+                let mut limbo = lock(&self.limbo);
+                limbo.push(item);
+                limbo.extend(left);
                 return Err(e);
             }
-        };
-        for r in all.iter().filter(|r| names.contains(r.tool.as_str())) {
-            if inner.read_registry().contains_key(r.tool.as_str()) {
+        }
+        if self.disposed.swap(false, Ordering::AcqRel) {
+            if let Err(e) = self.drop_gone(inner).await {
+                self.disposed.store(true, Ordering::Release);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Drop this instance's confirmations whose registration is gone
+    /// (`scope_disposed`).
+    async fn drop_gone(&self, inner: &Arc<Inner>) -> Result<(), StoreError> {
+        let all = self.store.list().await?;
+        for r in &all {
+            let Some(d) = self.open_record(r) else {
+                continue;
+            };
+            let Bound::Sealed(reg) = &d.bound else {
+                continue;
+            };
+            if reg.origin != self.origin {
                 continue;
             }
-            if let Some(r) = self.store.take(&r.id).await? {
-                self.drop_record(inner, &r, DropReason::ScopeDisposed).await;
+            let alive = inner
+                .read_registry()
+                .get(&*d.tool)
+                .is_some_and(|e| e.serial == reg.serial);
+            if alive {
+                continue;
+            }
+            if let Ok(Some(taken)) = self.take(inner, &d.id).await {
+                dropped(inner, Some(self), &taken.d, DropReason::ScopeDisposed).await;
             }
         }
         Ok(())
     }
 
     /// Expire what is due by the toolmark's clock.
-    async fn sweep_now(&self, inner: &Inner) -> Result<(), StoreError> {
-        let expired = self.store.take_expired(inner.now()).await?;
+    async fn sweep_now(&self, inner: &Arc<Inner>) -> Result<(), StoreError> {
+        let now = inner.now();
+        self.forget_used(to_ms(now));
+        self.settle(inner).await?;
+        let expired = self.store.take_expired(now).await?;
         for r in &expired {
-            self.drop_record(inner, r, DropReason::Expired).await;
+            match self.open_record(r) {
+                // One written back after its use is not announced again.
+                Some(d) if self.was_used(&d.id) => {}
+                Some(d) => dropped(inner, Some(self), &d, DropReason::Expired).await,
+                None => {
+                    tracing::warn!(target: "toolmark", "an expired record in the confirmation store failed its integrity check");
+                }
+            }
         }
         Ok(())
     }
 
-    /// The real input of a record: opened from its seal (checking its tool and
-    /// caller), or the stored input when nothing was sealed. `None`: tampered.
-    fn real_input(&self, r: &ConfirmRecord) -> Option<Value> {
-        match (&self.sealer, &r.sealed) {
-            (Some(sealer), Some(text)) => {
-                let sealed = sealer.open(&r.id, text)?;
-                (sealed.tool == r.tool && sealed.caller == r.caller).then_some(sealed.input)
-            }
-            // A key is set: every record is sealed; one without a seal was changed.
-            (Some(_), None) => None,
-            // The input has nothing to redact, or a store in this process kept the
-            // real one in memory.
-            (None, None) => Some(r.in_memory.0.clone().unwrap_or_else(|| r.input.clone())),
-            // Sealed under a key this toolmark does not have.
-            (None, Some(_)) => None,
-        }
+    /// The open confirmations in the store, oldest first (those that open).
+    pub(crate) async fn list(
+        &self,
+        inner: &Arc<Inner>,
+    ) -> Result<Vec<PendingConfirmation>, StoreError> {
+        self.settle(inner).await?;
+        self.sweep_now(inner).await?;
+        let now = inner.now();
+        Ok(self
+            .store
+            .list()
+            .await?
+            .iter()
+            .filter_map(|r| self.open_record(r))
+            .filter(|d| d.expires_at > now && !self.was_used(&d.id))
+            .map(|d| d.info())
+            .collect())
+    }
+}
+
+/// `d` sealed into a record: the whole confirmation, bound to its id.
+fn seal_record(sealer: &Sealer, d: &Deferred) -> Option<ConfirmRecord> {
+    let Bound::Sealed(registration) = &d.bound else {
+        return None;
+    };
+    let expires_ms = to_ms(d.expires_at);
+    let body = RecordOut {
+        id: &d.id,
+        tool: &d.tool,
+        caller: d.caller,
+        summary: &d.summary,
+        changes: &d.changes,
+        shown: d.shown.as_ref(),
+        input: d.input.to_value(),
+        expires_ms,
+        form_version: d.form_version.as_deref(),
+        policy_rule: d.ask.rule.as_deref(),
+        person_required: d.ask.person,
+        session: d.ask.session.as_deref(),
+        registration,
+    };
+    Some(ConfirmRecord {
+        id: d.id.to_string(),
+        seq: 0,
+        caller: d.caller,
+        expires_ms,
+        sealed: sealer.seal_json(Purpose::Record, &d.id, &body)?,
+    })
+}
+
+/// The confirmation in `r`, when it opens under its own id and the store's hints
+/// agree with it; `None` otherwise (it is never run).
+fn open_record(sealer: &Sealer, r: &ConfirmRecord) -> Option<Deferred> {
+    let body: RecordIn = sealer.open_json(Purpose::Record, &r.id, &r.sealed)?;
+    if body.id != r.id || body.caller != r.caller || body.expires_ms != r.expires_ms {
+        return None;
+    }
+    Some(Deferred {
+        seq: 0,
+        id: Arc::from(body.id),
+        tool: Arc::from(body.tool),
+        caller: body.caller,
+        summary: body.summary,
+        changes: body.changes,
+        shown: body.shown,
+        input: HeldInput::new(body.input),
+        expires_at: ms_to_time(body.expires_ms),
+        form_version: body.form_version,
+        ask: AskCtx {
+            rule: body.policy_rule,
+            person: body.person_required,
+            session: body.session,
+        },
+        bound: Bound::Sealed(body.registration),
+    })
+}
+
+/// Entry points for the `seal_open` fuzz target (`fuzz/`): the real sealing and
+/// opening of a stored record, with no store around them. Not a public API.
+pub(crate) mod fuzz {
+    use super::*;
+    use crate::Effect;
+
+    /// Read `record_json` as a stored record (what a store hands back) and open it
+    /// under `key`, as `confirm_pending` does: the summary of the confirmation it
+    /// holds, or `None` when it is refused. Never panics.
+    pub(crate) fn open_record(key: &[u8; 32], record_json: &str) -> Option<String> {
+        let record: ConfirmRecord = serde_json::from_str(record_json).ok()?;
+        super::open_record(&Sealer::new(key), &record).map(|d| d.summary)
+    }
+
+    /// A genuine stored record (its JSON) of confirmation `id`, sealed under `key`,
+    /// with `summary` and `input`.
+    pub(crate) fn seal_record(
+        key: &[u8; 32],
+        id: &str,
+        summary: &str,
+        input: Value,
+    ) -> Option<String> {
+        let d = Deferred {
+            seq: 0,
+            id: Arc::from(id),
+            tool: Arc::from("fuzz.tool"),
+            caller: Caller::InApp,
+            summary: summary.to_owned(),
+            changes: Vec::new(),
+            shown: None,
+            input: HeldInput::new(input),
+            expires_at: ms_to_time(1_767_225_600_000),
+            form_version: None,
+            ask: AskCtx::default(),
+            bound: Bound::Sealed(Registration {
+                origin: "fuzz".to_owned(),
+                serial: 1,
+                effect: Effect::Consequential,
+                sensitive: Vec::new(),
+            }),
+        };
+        serde_json::to_string(&super::seal_record(&Sealer::new(key), &d)?).ok()
     }
 }
 
@@ -263,7 +755,6 @@ impl Shared {
 async fn listen(
     weak: Weak<Inner>,
     mut rx: broadcast::Receiver<String>,
-    origin: String,
     stop: CancellationToken,
     shutdown: CancellationToken,
 ) {
@@ -276,18 +767,13 @@ async fn listen(
         let Some(inner) = weak.upgrade() else { return };
         match msg {
             Ok(text) => {
-                let Ok(wire) = serde_json::from_str::<Wire>(&text) else {
-                    continue;
-                };
-                if wire.origin == origin {
-                    continue;
-                }
-                if let Some(outcome) = outcome_from_json(&wire.outcome) {
-                    inner.send_bridge(BridgeMessage::Confirmed {
-                        confirm_id: wire.confirm_id,
-                        tool: wire.tool,
-                        outcome,
-                    });
+                if let Some(shared) = &inner.shared {
+                    let received = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        shared.receive(&inner, &text);
+                    }));
+                    if received.is_err() {
+                        tracing::error!(target: "toolmark", "delivering a bridge message panicked; the listener goes on");
+                    }
                 }
             }
             Err(broadcast::error::RecvError::Lagged(missed)) => {
@@ -299,7 +785,8 @@ async fn listen(
 }
 
 /// Expire records on time (every instance sweeps; a take is atomic, so each
-/// record expires once).
+/// record expires once). A panic in a sweep (an app's clock, say) is caught: the
+/// sweeper goes on.
 async fn sweep(
     weak: Weak<Inner>,
     wake: Arc<Notify>,
@@ -311,8 +798,17 @@ async fn sweep(
         {
             let Some(inner) = weak.upgrade() else { return };
             if let Some(shared) = &inner.shared {
-                if let Err(e) = shared.sweep_now(&inner).await {
-                    tracing::debug!(target: "toolmark", error = %e, "expiry sweep skipped");
+                let swept = std::panic::AssertUnwindSafe(shared.sweep_now(&inner))
+                    .catch_unwind()
+                    .await;
+                match swept {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        tracing::debug!(target: "toolmark", error = %e, "expiry sweep skipped");
+                    }
+                    Err(_) => {
+                        tracing::error!(target: "toolmark", "an expiry sweep panicked; the sweeper goes on");
+                    }
                 }
             }
         }
@@ -336,366 +832,45 @@ async fn sweep(
     }
 }
 
-/// A durable store without a seal key takes no tool with sensitive paths.
-pub(crate) fn check_register(inner: &Inner, entry: &ToolEntry) -> Result<(), RegisterError> {
-    match &inner.shared {
-        Some(s) if s.sealer.is_none() && s.store.durable() && entry.has_sensitive() => {
-            Err(RegisterError::SealKeyRequired {
-                tool: entry.name.to_string(),
-            })
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Deferred mode on a store: store the call (sealed) and return
-/// `needs_confirmation`; the tool has not run.
-pub(crate) async fn defer(
-    inner: &Arc<Inner>,
-    entry: &Arc<ToolEntry>,
-    caller: Caller,
-    input: Value,
-    _decoded: Decoded,
-    ask: AskCtx,
-) -> Outcome {
-    let Some(shared) = &inner.shared else {
-        return crate::confirm::defer(inner, entry, caller, input, _decoded, ask);
-    };
-    shared.start(inner);
-    let matcher = entry.matcher();
-    let redacted = matcher.redact(&input);
-    let summary = entry.summary_for(&input, &matcher);
-    let changes = entry.changes_for(&input, &matcher);
-    let id = new_confirm_id();
-    let now = inner.now();
-    let expires_at = now + inner.config.confirm_expiry;
-    // Without a seal key, a store that is not durable keeps the real input in
-    // process memory (never serialized), as the built-in store does.
-    let in_memory = super::InMemory(
-        (shared.sealer.is_none() && entry.has_sensitive() && !shared.store.durable())
-            .then(|| input.clone()),
-    );
-    let sealed = match &shared.sealer {
-        Some(sealer) => {
-            let Some(text) = sealer.seal(
-                &id,
-                &Sealed {
-                    tool: entry.name.to_string(),
-                    caller,
-                    input,
-                },
-            ) else {
-                return Outcome::refused(
-                    RefusalCode::Unavailable,
-                    "The confirmation could not be sealed (the OS random source failed); nothing was run",
-                );
-            };
-            Some(text)
-        }
-        None if entry.has_sensitive() && shared.store.durable() => {
-            // Registration refuses this; a secret never reaches the store in clear.
-            return Outcome::refused(
-                RefusalCode::NotAllowed,
-                "This tool has sensitive values and the app gave no seal key for its durable confirmation store",
-            );
-        }
-        None => None,
-    };
-    let record = ConfirmRecord {
-        id: id.clone(),
-        seq: 0,
-        tool: entry.name.to_string(),
-        caller,
-        summary: summary.clone(),
-        changes: changes.clone(),
-        input: redacted.clone(),
-        sealed,
-        created_ms: to_ms(now),
-        expires_ms: to_ms(expires_at),
-        form_version: entry.stale_check.as_ref().map(|c| c.version()),
-        policy_rule: ask.rule.clone(),
-        person_required: ask.person,
-        in_memory,
-        session_bound: ask.session.is_some(),
-    };
-    let caps = Caps {
-        max: inner.config.max_pending,
-        per_caller: inner
-            .config
-            .max_pending_per_caller
-            .unwrap_or(DEFAULT_PENDING_SHARE),
-        hard: inner.config.max_pending_per_caller.is_some(),
-    };
-    let evicted = match shared.store.put(record, caps).await {
-        Ok(e) => e,
-        Err(e) => return unavailable(&e),
-    };
-    inner.emit(|| Event::ConfirmationRequested {
-        confirm_id: id.clone(),
-        tool: entry.name.to_string(),
-        caller,
-        mode: ConfirmMode::Deferred,
-        summary: summary.clone(),
-        input: redacted,
-        expires_at,
-    });
-    for old in evicted {
-        inner.emit(|| Event::ConfirmationEvicted {
-            confirm_id: old.record.id.clone(),
-            tool: old.record.tool.clone(),
-            caller: old.record.caller,
-            reason: match old.cap {
-                CapKind::Global => "max_pending",
-                CapKind::PerCaller => "max_pending_per_caller",
-            },
-        });
-        shared
-            .drop_record(inner, &old.record, DropReason::Expired)
-            .await;
-    }
-    shared.wake.notify_one();
-    Outcome::NeedsConfirmation {
-        confirm_id: id,
-        summary,
-        changes,
-        expires_at,
-    }
-}
-
-/// `confirm_pending` on a store: the same rules as in memory, on any instance.
-pub(crate) async fn confirm_pending(
-    inner: &Arc<Inner>,
-    shared: &Shared,
-    confirm_id: &str,
-    decision: Decision,
-    approver: &Approver,
-    remember_for: Option<For>,
-) -> Outcome {
-    shared.start(inner);
-    if let Err(e) = shared.settle_disposed(inner).await {
-        return unavailable(&e);
-    }
-    let record = match shared.store.take(confirm_id).await {
-        Ok(Some(r)) => r,
-        Ok(None) => return unknown_id(),
-        Err(e) => return unavailable(&e),
-    };
-    // Expiry is checked against the clock at approval time.
-    if inner.now() >= record.expires_at() {
-        shared
-            .drop_record(inner, &record, DropReason::Expired)
-            .await;
-        return Outcome::Refused(drop_refusal(DropReason::Expired));
-    }
-    let Some(input) = shared.real_input(&record) else {
-        tracing::error!(target: "toolmark", confirm_id, "a stored confirmation failed its integrity check and was refused");
-        let outcome = Outcome::refused(
-            RefusalCode::ConfirmationExpired,
-            "The stored confirmation failed its integrity check; it was not run",
-        );
-        shared
-            .deliver(inner, &record.id, &record.tool, &outcome)
-            .await;
-        return outcome;
-    };
-    let Some(entry) = inner.read_registry().get(record.tool.as_str()).cloned() else {
-        // Not registered here (yet): wait for an instance that has it, or expiry.
-        let _ = shared.store.restore(record).await;
-        return Outcome::refused(
-            RefusalCode::UnknownTool,
-            "The confirmation's tool is not registered on this instance; it stays pending",
-        );
-    };
-    if !entry.scope.visible() {
-        if entry.scope.is_disposed() {
-            shared
-                .drop_record(inner, &record, DropReason::ScopeDisposed)
-                .await;
-            return Outcome::Refused(drop_refusal(DropReason::ScopeDisposed));
-        }
-        if let Err(e) = shared.store.restore(record).await {
-            return unavailable(&e);
-        }
-        return Outcome::Refused(hidden_refusal(&entry));
-    }
-    // What the policy asked of the approver. The call's session id is not stored:
-    // a decision remembered for the session of a call that had one is not kept.
-    let ask = AskCtx {
-        rule: record.policy_rule.clone(),
-        person: record.person_required,
-        session: None,
-    };
-    let remember_for = remember_for.filter(|d| {
-        let keep = !(*d == For::Session && record.session_bound);
-        if !keep {
-            tracing::debug!(target: "toolmark", tool = %record.tool, "a session decision on a stored confirmation of a call with a session id is not remembered");
-        }
-        keep
-    });
-    if !decision.approved {
-        resolved(inner, confirm_id, &entry, &decision, Vec::new(), approver);
-        remember(
-            inner,
-            &entry,
-            record.caller,
-            &ask,
-            remember_for,
-            false,
-            decision.reason.clone(),
-            approver,
-        )
-        .await;
-        let outcome = Outcome::Refused(rejected(&decision));
-        shared
-            .deliver(inner, confirm_id, &record.tool, &outcome)
-            .await;
-        return outcome;
-    }
-    if let Err(reason) = person_check(&ask, approver) {
-        // Not an answer this confirmation can take: it stays open for one that is.
-        if let Err(e) = shared.store.restore(record).await {
-            return unavailable(&e);
-        }
-        return Outcome::refused(RefusalCode::NotAllowed, reason);
-    }
-    let version = entry.stale_check.as_ref().map(|c| c.version());
-    if version != record.form_version {
-        resolved(inner, confirm_id, &entry, &decision, Vec::new(), approver);
-        let outcome = Outcome::Refused(crate::forms::form::stale_refusal());
-        shared
-            .deliver(inner, confirm_id, &record.tool, &outcome)
-            .await;
-        return outcome;
-    }
-    let (run_input, run_decoded, edited) = match decision.input.clone() {
-        None => match inner.validate(&entry, input) {
-            Ok((v, d)) => (v, d, Vec::new()),
-            Err(r) => return r.into(),
-        },
-        Some(edited) => match restore_and_validate(inner, &entry, &input, edited) {
-            Ok((v, d)) => {
-                let paths = crate::confirm::diff_paths(&input, &v);
-                (v, d, paths)
-            }
-            Err(issues) => {
-                // A refused decision does not use up the id.
-                if let Err(e) = shared.store.restore(record).await {
-                    return unavailable(&e);
-                }
-                return Outcome::Refused(Refusal::invalid(issues));
-            }
-        },
-    };
-    resolved(inner, confirm_id, &entry, &decision, edited, approver);
-    remember(
-        inner,
-        &entry,
-        record.caller,
-        &ask,
-        remember_for,
-        true,
-        None,
-        approver,
-    )
-    .await;
-    let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
-    shared
-        .deliver(inner, confirm_id, &record.tool, &outcome)
-        .await;
-    outcome
-}
-
-/// The tools of disposed scopes: their stored confirmations are dropped
-/// (`scope_disposed`), in the background and, at the latest, before the next
-/// listing or answer.
-pub(crate) fn on_disposed(inner: &Arc<Inner>, tools: Vec<Arc<str>>) {
-    let Some(shared) = &inner.shared else { return };
-    if tools.is_empty() {
-        return;
-    }
-    lock(&shared.disposed).extend(tools);
-    let Ok(handle) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
-    let inner = Arc::clone(inner);
-    handle.spawn(async move {
-        if let Some(shared) = &inner.shared {
-            if let Err(e) = shared.settle_disposed(&inner).await {
-                tracing::debug!(target: "toolmark", error = %e, "the confirmations of disposed scopes are dropped later");
-            }
-        }
-    });
-}
-
-fn info(r: ConfirmRecord) -> PendingConfirmation {
-    PendingConfirmation {
-        expires_at: r.expires_at(),
-        confirm_id: r.id,
-        tool: r.tool,
-        caller: r.caller,
-        summary: r.summary,
-        changes: r.changes,
-        input: r.input,
-    }
-}
-
-impl Toolmark {
-    /// The open deferred confirmations, oldest first, input redacted — from the
-    /// confirmation store when one is set (every instance's), else from this
-    /// toolmark. Fails only when the store cannot be reached (`unavailable`).
-    ///
-    /// With a store, use this rather than
-    /// [`pending_confirmations`](Self::pending_confirmations), which lists only
-    /// what this process holds in memory.
-    pub async fn pending_confirmations_async(
-        &self,
-    ) -> Result<Vec<PendingConfirmation>, StoreError> {
-        let Some(shared) = &self.inner.shared else {
-            return Ok(self.pending_confirmations());
-        };
-        shared.start(&self.inner);
-        shared.settle_disposed(&self.inner).await?;
-        shared.sweep_now(&self.inner).await?;
-        let now = crate::store::to_ms(self.inner.now());
-        Ok(shared
-            .store
-            .list()
-            .await?
-            .into_iter()
-            .filter(|r| r.expires_ms > now)
-            .map(info)
-            .collect())
-    }
-
-    /// Withdraw an open confirmation (deferred, from the store when one is set, or
-    /// inline): its caller gets `cancelled` (a deferred one through the bridge, on
-    /// every instance). Returns whether it was open.
-    pub async fn cancel_pending_async(&self, confirm_id: &str) -> Result<bool, StoreError> {
-        if self.cancel_pending(confirm_id) {
-            return Ok(true);
-        }
-        let Some(shared) = &self.inner.shared else {
-            return Ok(false);
-        };
-        shared.start(&self.inner);
-        shared.settle_disposed(&self.inner).await?;
-        match shared.store.take(confirm_id).await? {
-            Some(r) => {
-                shared
-                    .drop_record(&self.inner, &r, DropReason::Cancelled)
-                    .await;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{json, Value};
 
-    use super::outcome_from_json;
+    use super::{fuzz, outcome_from_json};
+
+    #[test]
+    fn a_sealed_record_opens_only_as_written() {
+        let key = [3u8; 32];
+        let text = fuzz::seal_record(&key, "abc", "Pay \"x\"", json!({"cvc": "CVC-1"})).unwrap();
+        assert!(!text.contains("CVC-1"), "{text}");
+        assert_eq!(fuzz::open_record(&key, &text).as_deref(), Some("Pay \"x\""));
+        assert_eq!(fuzz::open_record(&[4u8; 32], &text), None, "another key");
+        let record: Value = serde_json::from_str(&text).unwrap();
+        for (field, value) in [
+            ("id", json!("abd")),
+            ("caller", json!("mcp")),
+            ("expiresMs", json!(1)),
+        ] {
+            let mut changed = record.clone();
+            changed[field] = value;
+            assert_eq!(
+                fuzz::open_record(&key, &changed.to_string()),
+                None,
+                "{field}"
+            );
+        }
+        let mut extra = record.clone();
+        extra["summary"] = json!("Delete one draft");
+        assert_eq!(
+            fuzz::open_record(&key, &extra.to_string()),
+            None,
+            "a field added"
+        );
+        // The order is the store's alone.
+        let mut reordered = record;
+        reordered["seq"] = json!(99);
+        assert!(fuzz::open_record(&key, &reordered.to_string()).is_some());
+    }
     use crate::{Outcome, Refusal, RefusalCode, ToolError};
 
     #[test]
@@ -712,103 +887,5 @@ mod tests {
             let v = serde_json::to_value(&o).unwrap();
             assert_eq!(outcome_from_json(&v), Some(o));
         }
-    }
-}
-
-#[cfg(test)]
-mod register_tests {
-    use futures_util::future::BoxFuture;
-    use serde_json::json;
-
-    use crate::store::{Caps, ConfirmRecord, ConfirmStore, Evicted, MemoryStore, StoreError};
-    use crate::{ToolSpec, Toolmark};
-
-    /// A `MemoryStore` that says it is durable, like an app's own database store.
-    struct Durable(MemoryStore);
-
-    impl ConfirmStore for Durable {
-        fn put(
-            &self,
-            r: ConfirmRecord,
-            c: Caps,
-        ) -> BoxFuture<'_, Result<Vec<Evicted>, StoreError>> {
-            self.0.put(r, c)
-        }
-        fn take<'a>(
-            &'a self,
-            id: &'a str,
-        ) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
-            self.0.take(id)
-        }
-        fn restore(&self, r: ConfirmRecord) -> BoxFuture<'_, Result<(), StoreError>> {
-            self.0.restore(r)
-        }
-        fn list(&self) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>> {
-            self.0.list()
-        }
-        fn take_expired(
-            &self,
-            now: std::time::SystemTime,
-        ) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>> {
-            self.0.take_expired(now)
-        }
-        fn publish(&self, m: String) -> BoxFuture<'_, Result<(), StoreError>> {
-            self.0.publish(m)
-        }
-        fn subscribe(&self) -> tokio::sync::broadcast::Receiver<String> {
-            self.0.subscribe()
-        }
-        fn remember(&self, d: crate::policy::Remembered) -> BoxFuture<'_, Result<(), StoreError>> {
-            self.0.remember(d)
-        }
-        fn remembered_for<'a>(
-            &'a self,
-            tool: &'a str,
-            caller: crate::Caller,
-        ) -> BoxFuture<'a, Result<Option<crate::policy::Remembered>, StoreError>> {
-            self.0.remembered_for(tool, caller)
-        }
-        fn remembered(&self) -> BoxFuture<'_, Result<Vec<crate::policy::Remembered>, StoreError>> {
-            self.0.remembered()
-        }
-        fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
-            self.0.forget(id)
-        }
-    }
-
-    fn secret_tool() -> ToolSpec {
-        ToolSpec::new("pay", "Pay")
-            .input_schema(json!({"type": "object", "properties": {"pin": {"type": "string"}}}))
-            .sensitive(["pin"])
-            .handler(|_ctx, _input| async { Ok(json!(null)) })
-    }
-
-    #[test]
-    fn a_keyless_durable_store_refuses_tools_with_sensitive_paths_only() {
-        let tm = Toolmark::builder()
-            .confirm_store(Durable(MemoryStore::new()))
-            .build()
-            .unwrap();
-        let err = tm.register(secret_tool(), Default::default()).unwrap_err();
-        assert_eq!(err.code(), "seal_key_required");
-        let plain = ToolSpec::new("add", "Add").handler(|_ctx, _input| async { Ok(json!(1)) });
-        tm.register(plain, Default::default()).unwrap();
-        // Not durable: no key needed.
-        let tm = Toolmark::builder()
-            .confirm_store(MemoryStore::new())
-            .build()
-            .unwrap();
-        tm.register(secret_tool(), Default::default()).unwrap();
-    }
-
-    #[cfg(feature = "durable")]
-    #[test]
-    fn with_a_seal_key_a_durable_store_takes_them() {
-        let tm = Toolmark::builder()
-            .confirm_store(Durable(MemoryStore::new()))
-            .seal_key([1; 32])
-            .build()
-            .unwrap();
-        tm.register(secret_tool(), Default::default()).unwrap();
     }
 }

@@ -8,24 +8,24 @@ use futures_util::future::BoxFuture;
 use tokio::sync::broadcast;
 
 use super::{
-    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, Evicted, StoreError, MAX_REMEMBERED,
+    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, DecisionRecord, Evicted, StoreError,
+    MAX_REMEMBERED,
 };
-use crate::policy::Remembered;
 use crate::sync::lock;
 use crate::Caller;
 
 /// A [`ConfirmStore`] in process memory, shared by every toolmark given a clone of
 /// it (they see one another's confirmations and bridge messages, as instances on
-/// one Redis do). It does not outlive the process ([`durable`](ConfirmStore::durable)
-/// is `false`, so no seal key is required), and is the reference for a store of
-/// your own.
+/// one Redis do), and the reference for a store of your own.
 ///
-/// Without a seal key, a record of a tool with sensitive paths keeps its real
-/// input in this process's memory (as the built-in store does); with one, it is
-/// sealed as in a durable store.
+/// It holds what a durable store holds — sealed records, tombstones, sealed
+/// decisions — and runs the same path. It does not outlive the process
+/// ([`durable`](ConfirmStore::durable) is `false`), so a seal key is optional:
+/// without one the toolmark seals with a key drawn once per process from the OS
+/// random source (every toolmark of the process shares it).
 ///
 /// A toolmark without a store keeps its deferred confirmations in itself, which is
-/// faster still; this store runs the same path a durable store does.
+/// faster still (nothing to seal: nothing leaves the process).
 #[derive(Clone)]
 pub struct MemoryStore {
     inner: Arc<Mutex<State>>,
@@ -38,12 +38,52 @@ struct State {
     /// seq → id, oldest first.
     order: BTreeMap<u64, String>,
     seq: u64,
+    /// Used ids: the record, the token of the take that used it, until when.
+    tombstones: HashMap<String, Tombstone>,
     /// The remembered decisions, oldest first (one per tool and caller).
-    remembered: VecDeque<Remembered>,
+    remembered: VecDeque<DecisionRecord>,
+}
+
+struct Tombstone {
+    record: ConfirmRecord,
+    token: String,
+    until_ms: u64,
 }
 
 impl State {
+    /// Take `id` out into a tombstone (see [`ConfirmStore::take`]).
+    fn take_into_tombstone(
+        &mut self,
+        id: &str,
+        token: &str,
+        until_ms: u64,
+    ) -> Option<ConfirmRecord> {
+        if self.tombstones.contains_key(id) {
+            // A record written back under a used id is removed, never returned.
+            let _ = self.take(id);
+            return self
+                .tombstones
+                .get(id)
+                .filter(|t| !t.token.is_empty() && t.token == token)
+                .map(|t| t.record.clone());
+        }
+        let record = self.take(id)?;
+        self.tombstones.insert(
+            id.to_owned(),
+            Tombstone {
+                record: record.clone(),
+                token: token.to_owned(),
+                until_ms,
+            },
+        );
+        Some(record)
+    }
+
     fn insert(&mut self, record: ConfirmRecord) {
+        // A record put again under its id replaces the old one, in order too.
+        if let Some(old) = self.records.get(&record.id) {
+            self.order.remove(&old.seq);
+        }
         self.order.insert(record.seq, record.id.clone());
         self.records.insert(record.id.clone(), record);
     }
@@ -69,8 +109,9 @@ impl State {
         self.of(caller).next().cloned()
     }
 
-    /// The caps, as the built-in store applies them.
-    fn evict(&mut self, caller: Caller, caps: Caps) -> Vec<Evicted> {
+    /// The caps, as the built-in store applies them; each record pushed out
+    /// leaves a tombstone until `until_ms`.
+    fn evict(&mut self, caller: Caller, caps: Caps, until_ms: u64) -> Vec<Evicted> {
         let mut out = Vec::new();
         if caps.hard {
             while self.count(caller) > caps.per_caller {
@@ -106,6 +147,16 @@ impl State {
                 Some((record, cap)) => out.push(Evicted { record, cap }),
                 None => break,
             }
+        }
+        for e in &out {
+            self.tombstones.insert(
+                e.record.id.clone(),
+                Tombstone {
+                    record: e.record.clone(),
+                    token: String::new(),
+                    until_ms,
+                },
+            );
         }
         out
     }
@@ -149,20 +200,38 @@ impl ConfirmStore for MemoryStore {
         let mut state = lock(&self.inner);
         state.seq += 1;
         record.seq = state.seq;
-        let caller = record.caller;
+        let (caller, until) = (record.caller, record.expires_ms);
         state.insert(record);
-        let evicted = state.evict(caller, caps);
+        let evicted = state.evict(caller, caps, until);
         Box::pin(std::future::ready(Ok(evicted)))
     }
 
-    fn take<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
-        let taken = lock(&self.inner).take(id);
+    fn take<'a>(
+        &'a self,
+        id: &'a str,
+        token: &'a str,
+        keep_until: SystemTime,
+    ) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
+        let taken = lock(&self.inner).take_into_tombstone(id, token, to_ms(keep_until));
         Box::pin(std::future::ready(Ok(taken)))
     }
 
-    fn restore(&self, record: ConfirmRecord) -> BoxFuture<'_, Result<(), StoreError>> {
-        lock(&self.inner).insert(record);
-        Box::pin(std::future::ready(Ok(())))
+    fn restore<'a>(
+        &'a self,
+        id: &'a str,
+        token: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let mut state = lock(&self.inner);
+        let ours = state
+            .tombstones
+            .get(id)
+            .is_some_and(|t| !t.token.is_empty() && t.token == token);
+        if ours {
+            if let Some(t) = state.tombstones.remove(id) {
+                state.insert(t.record);
+            }
+        }
+        Box::pin(std::future::ready(Ok(ours)))
     }
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>> {
@@ -170,6 +239,7 @@ impl ConfirmStore for MemoryStore {
         let all = state
             .order
             .values()
+            .filter(|id| !state.tombstones.contains_key(*id))
             .filter_map(|id| state.records.get(id).cloned())
             .collect();
         Box::pin(std::future::ready(Ok(all)))
@@ -187,7 +257,16 @@ impl ConfirmStore for MemoryStore {
             .filter(|id| state.records.get(*id).is_some_and(|r| r.expires_ms <= now))
             .cloned()
             .collect();
-        let taken = due.iter().filter_map(|id| state.take(id)).collect();
+        // A record under a used id is removed, never returned.
+        let mut taken = Vec::new();
+        for id in &due {
+            if let Some(r) = state.take(id) {
+                if !state.tombstones.contains_key(id) {
+                    taken.push(r);
+                }
+            }
+        }
+        state.tombstones.retain(|_, t| t.until_ms > now);
         Box::pin(std::future::ready(Ok(taken)))
     }
 
@@ -200,7 +279,7 @@ impl ConfirmStore for MemoryStore {
         self.bus.subscribe()
     }
 
-    fn remember(&self, decision: Remembered) -> BoxFuture<'_, Result<(), StoreError>> {
+    fn remember(&self, decision: DecisionRecord) -> BoxFuture<'_, Result<(), StoreError>> {
         let mut state = lock(&self.inner);
         state
             .remembered
@@ -216,7 +295,7 @@ impl ConfirmStore for MemoryStore {
         &'a self,
         tool: &'a str,
         caller: Caller,
-    ) -> BoxFuture<'a, Result<Option<Remembered>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<DecisionRecord>, StoreError>> {
         let found = lock(&self.inner)
             .remembered
             .iter()
@@ -225,7 +304,7 @@ impl ConfirmStore for MemoryStore {
         Box::pin(std::future::ready(Ok(found)))
     }
 
-    fn remembered(&self) -> BoxFuture<'_, Result<Vec<Remembered>, StoreError>> {
+    fn remembered(&self) -> BoxFuture<'_, Result<Vec<DecisionRecord>, StoreError>> {
         let all = lock(&self.inner).remembered.iter().cloned().collect();
         Box::pin(std::future::ready(Ok(all)))
     }
@@ -236,5 +315,123 @@ impl ConfirmStore for MemoryStore {
         state.remembered.retain(|r| r.id != id);
         let gone = state.remembered.len() != before;
         Box::pin(std::future::ready(Ok(gone)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use super::*;
+
+    fn record(id: &str, caller: Caller, expires_ms: u64) -> ConfirmRecord {
+        ConfirmRecord {
+            id: id.to_owned(),
+            seq: 0,
+            caller,
+            expires_ms,
+            sealed: format!("sealed-{id}"),
+        }
+    }
+
+    fn caps(max: usize) -> Caps {
+        Caps {
+            max,
+            per_caller: max,
+            hard: false,
+        }
+    }
+
+    fn at(ms: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(ms)
+    }
+
+    #[tokio::test]
+    async fn a_take_leaves_a_tombstone_that_only_its_token_reads_or_restores() {
+        let store = MemoryStore::new();
+        store
+            .put(record("a", Caller::InApp, 1_000), caps(10))
+            .await
+            .unwrap();
+        store
+            .put(record("b", Caller::InApp, 1_000), caps(10))
+            .await
+            .unwrap();
+        let taken = store.take("a", "t1", at(5_000)).await.unwrap().unwrap();
+        assert_eq!(taken.sealed, "sealed-a");
+        // Single use; the same token reads it again (a retried take), another not.
+        assert!(store.take("a", "t2", at(5_000)).await.unwrap().is_none());
+        assert_eq!(
+            store.take("a", "t1", at(5_000)).await.unwrap(),
+            Some(taken.clone())
+        );
+        assert!(store.take("a", "", at(5_000)).await.unwrap().is_none());
+        // Written back while its tombstone is there: not listed, never taken.
+        store.put(taken.clone(), caps(10)).await.unwrap();
+        let ids: Vec<String> = store
+            .list()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, ["b"]);
+        assert!(store.take("a", "t3", at(5_000)).await.unwrap().is_none());
+        // Restored by its token only, in its place.
+        assert!(!store.restore("a", "t2").await.unwrap());
+        assert!(store.restore("a", "t1").await.unwrap());
+        let ids: Vec<String> = store
+            .list()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, ["a", "b"], "back in its place");
+        assert!(!store.restore("a", "t1").await.unwrap(), "once");
+    }
+
+    #[tokio::test]
+    async fn a_record_pushed_out_leaves_a_tombstone_nobody_restores() {
+        let store = MemoryStore::new();
+        store
+            .put(record("old", Caller::Mcp, 1_000), caps(1))
+            .await
+            .unwrap();
+        let evicted = store
+            .put(record("new", Caller::Mcp, 2_000), caps(1))
+            .await
+            .unwrap();
+        assert_eq!(evicted.len(), 1);
+        assert_eq!(
+            (evicted[0].record.id.as_str(), evicted[0].cap),
+            ("old", CapKind::PerCaller)
+        );
+        store
+            .put(evicted[0].record.clone(), caps(10))
+            .await
+            .unwrap();
+        assert!(store.take("old", "t", at(9_000)).await.unwrap().is_none());
+        assert!(!store.restore("old", "").await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn tombstones_are_forgotten_once_past_their_time() {
+        let store = MemoryStore::new();
+        store
+            .put(record("a", Caller::InApp, 1_000), caps(10))
+            .await
+            .unwrap();
+        let r = store.take("a", "t", at(3_000)).await.unwrap().unwrap();
+        // Written back: taken out as expired, never returned (its id is used).
+        store.put(r.clone(), caps(10)).await.unwrap();
+        assert!(store.take_expired(at(2_999)).await.unwrap().is_empty());
+        assert!(store.list().await.unwrap().is_empty());
+        assert!(
+            store.take("a", "u", at(3_000)).await.unwrap().is_none(),
+            "still buried"
+        );
+        store.take_expired(at(3_000)).await.unwrap();
+        assert!(lock(&store.inner).tombstones.is_empty());
     }
 }

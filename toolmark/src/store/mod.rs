@@ -10,22 +10,49 @@
 //! toolmarks of one process) or, with the `redis` feature, `RedisStore` (shared by
 //! every instance of the app, survives restarts).
 //!
-//! Every store keeps the confirmation rules unchanged: a confirm id is single use
-//! (a store takes a record out atomically), expiry is decided by the toolmark's
-//! clock at approval (a store's own expiry is only a backstop), at most
-//! `max_pending` are pending (per caller too) and the oldest go first, what an
-//! approver sees is redacted, a re-sent `"[redacted]"` gets its secret back, and a
-//! changed form is `stale`.
+//! ```
+//! use serde_json::json;
+//! use toolmark::store::MemoryStore;
+//! use toolmark::{CallOptions, Caller, Decision, Effect, ToolError, ToolSpec, Toolmark};
 //!
-//! **A store never holds a secret in clear.** A record holds the redacted input,
-//! summary and changes (what an approver is shown) and, when the builder has a
-//! `ToolmarkBuilder::seal_key` (feature `durable`, implied by
-//! `redis`), the real input sealed with AES-256-GCM under that key with the confirm
-//! id as associated data: a record changed in the store, or moved to another id, is
-//! refused (`confirmation_expired`) and never runs. A durable store without a key
-//! accepts only tools without sensitive paths: the builder fails with
-//! `seal_key_required` when a collected `#[tool]` has some, and registering such a
-//! tool later fails with the same code.
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! // Two instances of an app on one store (a `RedisStore` across processes).
+//! let store = MemoryStore::new();
+//! let key = [7u8; 32]; // load yours from a secret store; the same on every instance
+//! let instance = || {
+//!     let tm = Toolmark::builder().confirm_store(store.clone()).seal_key(key).build().unwrap();
+//!     tm.register(
+//!         ToolSpec::new("send", "Send the newsletter")
+//!             .effect(Effect::Consequential)
+//!             .handler(|_ctx, _input| async { Ok::<_, ToolError>(json!("sent")) }),
+//!         Default::default(),
+//!     )
+//!     .unwrap();
+//!     tm
+//! };
+//! let (a, b) = (instance(), instance());
+//! let asked = a.call("send", json!({}), CallOptions::new(Caller::InApp)).await;
+//! let id = asked.confirm_id().unwrap().to_owned();
+//! // Listed and approved on the other instance; used once.
+//! assert_eq!(b.pending_confirmations_async().await.unwrap()[0].confirm_id, id);
+//! assert!(b.confirm_pending(&id, Decision::approve()).await.is_ok());
+//! let again = a.confirm_pending(&id, Decision::approve()).await;
+//! assert_eq!(again.refusal_code(), Some(toolmark::RefusalCode::ConfirmationExpired));
+//! # }
+//! ```
+//!
+//! # One flow
+//!
+//! Every store runs the same deferred flow as the built-in table, so every rule
+//! holds unchanged: a confirm id is single use (a store takes a record out
+//! atomically), expiry is decided by the toolmark's clock at approval (a store's
+//! own expiry is only a backstop), at most `max_pending` are pending (per caller
+//! too) and the oldest go first, what an approver sees is redacted, a re-sent
+//! `"[redacted]"` gets its secret back, a changed form is `stale`, and a
+//! confirmation runs only on the tool registration it was asked for (once that
+//! tool's scope is disposed it is dropped, even when a tool of the same name is
+//! registered again). On another instance it runs only on a tool of the name with
+//! the effect and sensitive paths the approver was shown.
 //!
 //! Inline confirmations (a caller waiting on the confirm handler) are never stored:
 //! they stay in the process that holds the waiting call (and are capped there).
@@ -35,116 +62,162 @@
 //! all; [`For::Session`](crate::policy::For::Session) ones stay in each process
 //! (see [`policy`](crate::policy#across-instances)).
 //!
-//! A store that cannot be reached makes the call or the approval refused
-//! `unavailable`; nothing runs twice, and a record stored before the fault is
-//! still there when the store comes back.
+//! # One seal
+//!
+//! **Everything a store holds or publishes is sealed as a whole** with AES-256-GCM
+//! under the app's 32-byte key: each confirmation record (what the approver is
+//! shown, the real input, the policy context, the form version, the registration
+//! it belongs to, its expiry), the tombstone a used one leaves, each remembered
+//! decision, each bridge message. The associated data of every seal names the
+//! format version, what it is (a record, a decision, a bridge message) and the key
+//! it is stored under (the confirm id; `{caller}:{tool}` for a decision), so a
+//! sealed value opens only where it was written. Nothing read back is trusted
+//! unless it opens: a record that does not is refused (`confirmation_expired`,
+//! "failed its integrity check") and never runs; a decision that does not answers
+//! nothing; a bridge message that does not is dropped.
+//!
+//! A record keeps three fields outside the seal, for the store alone: its seq
+//! (order), caller (per-caller caps) and expiry (sweeps). They are hints: the
+//! toolmark checks the caller and expiry against the sealed ones and refuses a
+//! record where they differ.
+//!
+//! **Only the seal key makes a record the toolmark trusts.** A durable store
+//! ([`ConfirmStore::durable`], `RedisStore` and yours by default) requires
+//! [`ToolmarkBuilder::seal_key`](crate::ToolmarkBuilder::seal_key):
+//! [`build`](crate::ToolmarkBuilder::build) fails `seal_key_required` without one.
+//! Give every instance the same key, and keep it across restarts, or their records
+//! do not open. A [`MemoryStore`] needs none: without one, the toolmark seals with a
+//! key drawn once per process from the OS random source, which every toolmark of
+//! the process shares.
+//!
+//! # What someone with access to the store can do
+//!
+//! - **Read access** (a Redis replica, a backup, `MONITOR`): sees no secret and no
+//!   input, summary or change of any confirmation. It sees confirm ids, callers,
+//!   expiry times, the order and number of pending confirmations, which ids were
+//!   used, the tool names and callers of remembered decisions, and when bridge
+//!   messages are published.
+//! - **Write access without the seal key**: can **delete** — drop pending
+//!   confirmations, remembered decisions and tombstones, flood or cut the bridge
+//!   channel, shorten expiries (a deleted or emptied store is refused or asked
+//!   again, never approved) — but can **never forge** a record, decision or bridge
+//!   message; never **change** one (a summary, the changes, the input, the expiry,
+//!   whether a person must approve, the policy rule, the form version, the
+//!   registration); never **swap** two keys' values or **copy** one onto another id
+//!   or another tool; never **replay** a used record (its tombstone refuses it
+//!   until past its expiry, and every instance that used the id or heard of its use
+//!   refuses it as well), a bridge message (each id is delivered once) or a
+//!   remembered decision onto another tool or caller; and never **widen** a decision
+//!   (it covers its tool, caller and effect, and an approval only while the tool
+//!   has no sensitive paths).
+//!
+//! What is **not** guaranteed:
+//!
+//! - **Rolling back** is not detected where nothing remembers: someone who can
+//!   delete and write may put the store back as it was earlier, as restoring a
+//!   backup would — bring back a decision that was revoked with
+//!   [`forget_async`](crate::Toolmark::forget_async), or delete a used id's
+//!   tombstone and write its record back, which an instance started since (that
+//!   never heard of the use) answers once more before the record's expiry.
+//! - **Availability**: deletion, a full store or a cut channel make calls and
+//!   approvals refused `unavailable` or confirmations expire; a bridge message can
+//!   be kept from the other instances.
+//! - **The key holder**: anyone with the seal key can make records every instance
+//!   trusts. Keep it in a secret store, never in the same place as the data.
+//! - **Metadata**: the ids, times, counts and tool names listed above.
+//!
+//! # When the store goes away
+//!
+//! A store that cannot be reached makes a call that needs a confirmation, or an
+//! approval, refused `unavailable`, and the tool does not run. An approval sent
+//! while the store went away is never "used up and not run": either the store took
+//! it and it ran (once), or the answer is `unavailable` ("the tool did not run…
+//! the confirmation stays answerable") and the confirmation is put back for another
+//! answer as soon as the store answers again (this instance remembers the
+//! approvals whose reply was lost and puts them back first). A call asked while
+//! the store went away, and refused, is withdrawn the same way.
+//!
+//! That holds across a **Redis restart** only when Redis keeps its writes:
+//! turn on append-only persistence with every write synced before it is
+//! acknowledged — `appendonly yes` and `appendfsync always` in `redis.conf`, or at
+//! run time `CONFIG SET appendonly yes`, `CONFIG SET appendfsync always`,
+//! `CONFIG REWRITE`. With `appendfsync everysec` (Redis's default when AOF is on) a
+//! crash may lose the last second of writes: a confirmation asked then is lost,
+//! and one used then may come back (every instance that used it or heard of it
+//! still refuses it). Without persistence a restart loses every confirmation and
+//! remembered decision (they are refused `confirmation_expired` and asked again).
+//! If the instance that sent an approval stops too before the store is back, that
+//! confirmation stays used until its tombstone expires, and nothing ran.
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::policy::Remembered;
-use crate::{Caller, Change};
+use crate::Caller;
 
 pub(crate) mod flow;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
-mod seal;
+pub(crate) mod seal;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::{RedisStore, RedisStoreOptions};
-pub(crate) use seal::Sealer;
+pub(crate) use seal::{call_binding, Purpose, Sealer};
 
-/// One deferred confirmation as a store keeps it: everything a later process
-/// needs to show it and, once approved, run the call.
+/// One deferred confirmation as a store keeps it: the whole confirmation sealed
+/// (`sealed`), and the few fields a store needs to order, cap and expire records
+/// without the key.
 ///
-/// `input`, `summary` and `changes` are redacted (safe to show and to store);
-/// the real input is in `sealed` (or, for a tool without sensitive paths and no
-/// seal key, `input` is the real input).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// Those fields are hints for the store only: the toolmark trusts what opens from
+/// `sealed` and refuses a record whose `id`, `caller` or `expires_ms` disagree with
+/// it (the record never runs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConfirmRecord {
-    /// The confirm id (128 random bits, hex).
+    /// The confirm id (128 random bits, hex): the key the record is stored under.
     pub id: String,
     /// The order of arrival, set by the store's [`put`](ConfirmStore::put):
     /// lower is older.
     #[serde(default)]
     pub seq: u64,
-    /// The tool's full name.
-    pub tool: String,
-    /// Who called.
+    /// Who called (for the per-caller caps).
     pub caller: Caller,
-    /// The one-line summary (redacted).
-    pub summary: String,
-    /// The changes (redacted).
-    pub changes: Vec<Change>,
-    /// The input as an approver sees it (redacted).
-    pub input: Value,
-    /// The real input, sealed with AES-256-GCM under the app's key (hex nonce and
-    /// ciphertext); `None` when no key was given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sealed: Option<String>,
-    /// When the call asked, in milliseconds since the Unix epoch.
-    pub created_ms: u64,
-    /// When the confirmation expires, in milliseconds since the Unix epoch (by the
-    /// toolmark's clock).
+    /// When the confirmation expires, in milliseconds since the Unix epoch (for
+    /// [`take_expired`](ConfirmStore::take_expired)).
     pub expires_ms: u64,
-    /// The form (or wizard) version the submit was made at: an approval made at
-    /// another version is refused `stale`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub form_version: Option<Vec<u64>>,
-    /// The id of the policy rule that asked for this confirmation, if one did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub policy_rule: Option<String>,
-    /// Whether the policy requires a person of the app to approve it (an approval
-    /// without an approver identity is refused and the record stays pending).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub person_required: bool,
-    /// The real input, when a store that is not durable keeps the record and the
-    /// builder has no seal key (a tool with sensitive paths): held in process
-    /// memory only, like the built-in store's. Never serialized, never shown by
-    /// `Debug`.
-    #[serde(skip)]
-    pub(crate) in_memory: InMemory,
-    /// Whether the call carried a session id ([`CallOptions::session`](crate::CallOptions::session)).
-    /// The id itself is not stored, so an approval of it remembered
-    /// [`For::Session`](crate::policy::For::Session) is not kept.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub session_bound: bool,
-}
-
-/// A record's real input kept in process memory (see
-/// `ConfirmRecord::in_memory`): `Debug` shows only whether there is one.
-#[derive(Clone, Default, PartialEq)]
-pub(crate) struct InMemory(pub(crate) Option<Value>);
-
-impl fmt::Debug for InMemory {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "InMemory([redacted])"
-        } else {
-            "InMemory(None)"
-        })
-    }
+    /// The whole confirmation, sealed under the app's key and bound to `id`: what
+    /// the approver sees (redacted), the real input, the policy context, the tool
+    /// registration it belongs to.
+    pub sealed: String,
 }
 
 impl ConfirmRecord {
-    /// When the confirmation expires.
+    /// When the store may consider the confirmation expired.
     pub fn expires_at(&self) -> SystemTime {
         UNIX_EPOCH + Duration::from_millis(self.expires_ms)
     }
+}
 
-    /// When the call asked.
-    pub fn created_at(&self) -> SystemTime {
-        UNIX_EPOCH + Duration::from_millis(self.created_ms)
-    }
+/// One remembered decision ([`For::Always`](crate::policy::For::Always)) as a
+/// store keeps it: sealed under the app's key and bound to its tool and caller.
+/// At most one is kept per tool and caller.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DecisionRecord {
+    /// The decision's id (for [`forget`](ConfirmStore::forget)).
+    pub id: String,
+    /// The tool's full name.
+    pub tool: String,
+    /// The caller whose calls it answers.
+    pub caller: Caller,
+    /// The decision, sealed.
+    pub sealed: String,
 }
 
 /// Milliseconds since the Unix epoch (0 before it).
@@ -242,34 +315,57 @@ impl std::error::Error for StoreError {}
 /// Where deferred confirmations wait. Implement it to keep them in a database of
 /// your own; [`MemoryStore`] is the reference implementation.
 ///
-/// Every operation is atomic: two instances calling [`take`](Self::take) on one
-/// id at once get the record once between them.
+/// A store holds only sealed bytes and the hints of [`ConfirmRecord`] and
+/// [`DecisionRecord`]; it never sees a secret, and nothing it returns is trusted
+/// unless it opens under the app's key. Every operation is atomic: two instances
+/// calling [`take`](Self::take) on one id at once get the record once between them.
 pub trait ConfirmStore: Send + Sync + 'static {
-    /// Whether records outlive the process (then a tool with sensitive paths needs
-    /// the builder's seal key). Default: `true`.
+    /// Whether records outlive the process (then the builder needs a seal key).
+    /// Default: `true`.
     fn durable(&self) -> bool {
         true
     }
 
     /// Store `record` (its `seq` set to the next in order) and apply `caps`,
-    /// returning the records pushed out, in order.
+    /// returning the records pushed out, in order. A record pushed out leaves a
+    /// tombstone as [`take`](Self::take) does, kept until `record.expires_ms`.
     fn put(
         &self,
         record: ConfirmRecord,
         caps: Caps,
     ) -> BoxFuture<'_, Result<Vec<Evicted>, StoreError>>;
 
-    /// Take the record `id` out (single use): `None` when there is none.
-    fn take<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>>;
+    /// Take the record `id` out (single use), leaving a tombstone of it that holds
+    /// the record and `token` until `keep_until`:
+    ///
+    /// - a record `id` is there: it leaves every index and is returned;
+    /// - no record, and the tombstone of `id` holds `token`: the same record is
+    ///   returned again (a take retried after its answer was lost);
+    /// - otherwise `None`, and a record written back under `id` while its
+    ///   tombstone is there is removed, never returned.
+    fn take<'a>(
+        &'a self,
+        id: &'a str,
+        token: &'a str,
+        keep_until: SystemTime,
+    ) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>>;
 
-    /// Put back a record taken for an answer that was refused (an invalid edit, a
-    /// hidden tool): same id, same place in the order, no caps applied.
-    fn restore(&self, record: ConfirmRecord) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Put back the record a [`take`](Self::take) with `token` left in the
+    /// tombstone of `id` (an answer that was refused, or whose outcome was lost):
+    /// same id, same place in the order, no caps applied; the tombstone goes.
+    /// Whether there was one.
+    fn restore<'a>(
+        &'a self,
+        id: &'a str,
+        token: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
     /// Every record, oldest first.
     fn list(&self) -> BoxFuture<'_, Result<Vec<ConfirmRecord>, StoreError>>;
 
-    /// Take out every record that has expired at `now` (`expires_ms <= now`).
+    /// Take out every record that has expired at `now` (`expires_ms <= now`), and
+    /// forget the tombstones kept until `now` or before. A record under an id
+    /// whose tombstone is there is removed and not returned.
     fn take_expired(
         &self,
         now: SystemTime,
@@ -282,21 +378,20 @@ pub trait ConfirmStore: Send + Sync + 'static {
     /// The messages [`publish`](Self::publish)ed from now on, by any instance.
     fn subscribe(&self) -> broadcast::Receiver<String>;
 
-    /// Keep a [`For::Always`](crate::policy::For::Always) remembered decision
-    /// (it holds no input value and no secret). It replaces the one kept for the
-    /// same tool and caller, if any; at most [`MAX_REMEMBERED`] are kept, the
-    /// oldest dropped first.
-    fn remember(&self, decision: Remembered) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Keep a remembered decision. It replaces the one kept for the same tool and
+    /// caller, if any; at most [`MAX_REMEMBERED`] are kept, the oldest dropped
+    /// first.
+    fn remember(&self, decision: DecisionRecord) -> BoxFuture<'_, Result<(), StoreError>>;
 
     /// The decision kept for calls of `tool` (full name) by `caller`, if any.
     fn remembered_for<'a>(
         &'a self,
         tool: &'a str,
         caller: Caller,
-    ) -> BoxFuture<'a, Result<Option<Remembered>, StoreError>>;
+    ) -> BoxFuture<'a, Result<Option<DecisionRecord>, StoreError>>;
 
     /// Every decision kept, oldest first.
-    fn remembered(&self) -> BoxFuture<'_, Result<Vec<Remembered>, StoreError>>;
+    fn remembered(&self) -> BoxFuture<'_, Result<Vec<DecisionRecord>, StoreError>>;
 
     /// Revoke the decision `id`: whether there was one.
     fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;

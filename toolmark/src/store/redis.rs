@@ -1,13 +1,16 @@
 //! [`RedisStore`]: deferred confirmations in Redis, shared by every instance.
 //!
-//! Keys (under a prefix, default `toolmark`): `{p}:rec:{id}` the record (JSON,
-//! with a TTL), `{p}:order` (sorted set, seq → id), `{p}:exp` (expiry → id),
-//! `{p}:caller:{caller}` (per caller, seq → id), `{p}:seq` (the counter), the
-//! remembered decisions (`{p}:rem`: `{caller}:{tool}` → the decision's JSON, with
+//! Keys (under a prefix, default `toolmark`): `{p}:rec:{id}` the record (its JSON:
+//! the sealed confirmation and the store's hints, with a TTL), `{p}:used:{id}` the
+//! tombstone of a used id (the token of the take that used it, the record's seq,
+//! the record; with a TTL), `{p}:order` (sorted set, seq → id), `{p}:exp` (expiry →
+//! id), `{p}:caller:{caller}` (per caller, seq → id), `{p}:seq` (the counter), the
+//! remembered decisions (`{p}:rem`: `{caller}:{tool}` → the sealed decision, with
 //! `{p}:rem:id`, `{p}:rem:ids`, `{p}:rem:order` and `{p}:rem:seq` to find, revoke
-//! and cap them), and the pub/sub channel `{p}:bridge`. Every operation that reads and changes is one Lua
-//! script, so it is atomic across instances: a take gets a record once, and the
-//! caps evict the oldest across every instance's records.
+//! and cap them), and the pub/sub channel `{p}:bridge` (sealed messages). Every
+//! operation that reads and changes is one Lua script, so it is atomic across
+//! instances: a take gets a record once, and the caps evict the oldest across
+//! every instance's records.
 
 use std::time::{Duration, SystemTime};
 
@@ -17,9 +20,9 @@ use redis::{IntoConnectionInfo, ProtocolVersion, PushKind, Script, Value as RVal
 use tokio::sync::broadcast;
 
 use super::{
-    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, Evicted, StoreError, MAX_REMEMBERED,
+    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, DecisionRecord, Evicted, StoreError,
+    MAX_REMEMBERED,
 };
-use crate::policy::Remembered;
 use crate::Caller;
 
 /// Options of [`RedisStore::connect_with`].
@@ -127,6 +130,11 @@ local function remove(p, id, callers)
   for _, c in ipairs(callers) do redis.call('ZREM', p .. ':caller:' .. c, id) end
   return v, s
 end
+-- Keep the record `v` (seq `s`) of `id` in its tombstone: the take's token, the
+-- seq, the record.
+local function bury(p, id, token, s, v, ttl)
+  redis.call('SET', p .. ':used:' .. id, token .. '\n' .. tostring(s) .. '\n' .. v, 'PX', ttl)
+end
 local function oldest(p, key, callers)
   while true do
     local r = redis.call('ZRANGE', key, 0, 0)
@@ -153,6 +161,7 @@ local out = {tostring(seq)}
 local function evict(vid, cap)
   local v, s = remove(p, vid, callers)
   if v then
+    bury(p, vid, '', s, v, ttl)
     out[#out + 1] = v
     out[#out + 1] = tostring(s)
     out[#out + 1] = cap
@@ -193,23 +202,49 @@ end
 return out
 ";
 
-/// ARGV: prefix, id, callers…
+/// ARGV: prefix, id, token, ttl_ms, callers…
 const TAKE: &str = r"
-local p, id = ARGV[1], ARGV[2]
+local p, id, token, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local callers = {}
-for i = 3, #ARGV do callers[#callers + 1] = ARGV[i] end
+for i = 5, #ARGV do callers[#callers + 1] = ARGV[i] end
+local used = redis.call('GET', p .. ':used:' .. id)
+if used then
+  -- A record written back under a used id is removed, never returned.
+  remove(p, id, callers)
+  local a = string.find(used, '\n', 1, true)
+  if not a or token == '' or string.sub(used, 1, a - 1) ~= token then return {} end
+  local b = string.find(used, '\n', a + 1, true)
+  if not b then return {} end
+  return {string.sub(used, b + 1), string.sub(used, a + 1, b - 1)}
+end
 local v, s = remove(p, id, callers)
 if not v then return {} end
+bury(p, id, token, s, v, ttl)
 return {v, tostring(s)}
 ";
 
-/// ARGV: prefix, id, json, seq, caller, expires_ms, ttl_ms
+/// ARGV: prefix, id, token
 const RESTORE: &str = r"
-local p, id = ARGV[1], ARGV[2]
-redis.call('SET', p .. ':rec:' .. id, ARGV[3], 'PX', tonumber(ARGV[7]))
-redis.call('ZADD', p .. ':order', ARGV[4], id)
-redis.call('ZADD', p .. ':exp', ARGV[6], id)
-redis.call('ZADD', p .. ':caller:' .. ARGV[5], ARGV[4], id)
+local p, id, token = ARGV[1], ARGV[2], ARGV[3]
+local key = p .. ':used:' .. id
+local used = redis.call('GET', key)
+if not used or token == '' then return 0 end
+local a = string.find(used, '\n', 1, true)
+if not a or string.sub(used, 1, a - 1) ~= token then return 0 end
+local b = string.find(used, '\n', a + 1, true)
+if not b then return 0 end
+local seq, v = string.sub(used, a + 1, b - 1), string.sub(used, b + 1)
+local ok, rec = pcall(cjson.decode, v)
+if not ok or type(rec) ~= 'table' or type(rec.caller) ~= 'string' or type(rec.expiresMs) ~= 'number' then
+  return 0
+end
+local ttl = redis.call('PTTL', key)
+if ttl < 1 then ttl = 1 end
+redis.call('SET', p .. ':rec:' .. id, v, 'PX', ttl)
+redis.call('ZADD', p .. ':order', seq, id)
+redis.call('ZADD', p .. ':exp', rec.expiresMs, id)
+redis.call('ZADD', p .. ':caller:' .. rec.caller, seq, id)
+redis.call('DEL', key)
 return 1
 ";
 
@@ -220,7 +255,7 @@ local ids = redis.call('ZRANGE', p .. ':order', 0, -1, 'WITHSCORES')
 local out = {}
 for i = 1, #ids, 2 do
   local v = redis.call('GET', p .. ':rec:' .. ids[i])
-  if v then
+  if v and redis.call('EXISTS', p .. ':used:' .. ids[i]) == 0 then
     out[#out + 1] = v
     out[#out + 1] = ids[i + 1]
   end
@@ -237,7 +272,8 @@ local ids = redis.call('ZRANGEBYSCORE', p .. ':exp', '-inf', ARGV[2])
 local out = {}
 for _, id in ipairs(ids) do
   local v, s = remove(p, id, callers)
-  if v then
+  -- A record under a used id is removed, never returned.
+  if v and redis.call('EXISTS', p .. ':used:' .. id) == 0 then
     out[#out + 1] = v
     out[#out + 1] = tostring(s)
   end
@@ -329,11 +365,20 @@ fn read_record(json: &str, seq: &str) -> Result<ConfirmRecord, StoreError> {
     Ok(r)
 }
 
+/// The records of a listing; one that cannot be read is left out (the toolmark
+/// would refuse it anyway), so it cannot stop the others from being listed.
 fn pairs(out: &[String]) -> Result<Vec<ConfirmRecord>, StoreError> {
-    out.chunks(2)
+    Ok(out
+        .chunks(2)
         .filter(|c| c.len() == 2)
-        .map(|c| read_record(&c[0], &c[1]))
-        .collect()
+        .filter_map(|c| match read_record(&c[0], &c[1]) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::warn!(target: "toolmark", error = %e, "a record in Redis cannot be read; left out");
+                None
+            }
+        })
+        .collect())
 }
 
 impl RedisStore {
@@ -412,8 +457,10 @@ impl RedisStore {
             .map_err(unavailable)
     }
 
-    fn ttl_ms(&self, record: &ConfirmRecord, now: SystemTime) -> u64 {
-        let left = record.expires_ms.saturating_sub(to_ms(now));
+    /// How long Redis keeps a key meant to live until `until_ms` (the toolmark's
+    /// clock): what is left of it by this machine's clock, plus the grace.
+    fn ttl_ms(&self, until_ms: u64) -> u64 {
+        let left = until_ms.saturating_sub(to_ms(SystemTime::now()));
         let grace = u64::try_from(self.options.ttl_grace.as_millis()).unwrap_or(u64::MAX);
         left.saturating_add(grace).max(1)
     }
@@ -445,7 +492,7 @@ impl ConfirmStore for RedisStore {
                 .arg(json)
                 .arg(record.caller.as_str())
                 .arg(record.expires_ms)
-                .arg(self.ttl_ms(&record, record.created_at()))
+                .arg(self.ttl_ms(record.expires_ms))
                 .arg(caps.max)
                 .arg(caps.per_caller)
                 .arg(if caps.hard { "1" } else { "0" });
@@ -453,13 +500,16 @@ impl ConfirmStore for RedisStore {
                 inv.arg(c);
             }
             let out: Vec<String> = self.run(inv).await?;
-            out.get(1..)
+            // A record pushed out that cannot be read is left out: it was buried,
+            // and the toolmark could not have opened it.
+            Ok(out
+                .get(1..)
                 .unwrap_or_default()
                 .chunks(3)
                 .filter(|c| c.len() == 3)
-                .map(|c| {
-                    Ok(Evicted {
-                        record: read_record(&c[0], &c[1])?,
+                .filter_map(|c| {
+                    Some(Evicted {
+                        record: read_record(&c[0], &c[1]).ok()?,
                         cap: if c[2] == "global" {
                             CapKind::Global
                         } else {
@@ -467,39 +517,45 @@ impl ConfirmStore for RedisStore {
                         },
                     })
                 })
-                .collect()
+                .collect())
         })
     }
 
-    fn take<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
+    fn take<'a>(
+        &'a self,
+        id: &'a str,
+        token: &'a str,
+        keep_until: SystemTime,
+    ) -> BoxFuture<'a, Result<Option<ConfirmRecord>, StoreError>> {
         Box::pin(async move {
             let s = &scripts().take;
             let mut inv = s.prepare_invoke();
-            inv.arg(&self.options.prefix).arg(id);
+            inv.arg(&self.options.prefix)
+                .arg(id)
+                .arg(token)
+                .arg(self.ttl_ms(to_ms(keep_until)));
             for c in Self::callers() {
                 inv.arg(c);
             }
             let out: Vec<String> = self.run(inv).await?;
-            Ok(pairs(&out)?.into_iter().next())
+            match out.as_slice() {
+                [json, seq] => read_record(json, seq).map(Some),
+                _ => Ok(None),
+            }
         })
     }
 
-    fn restore(&self, record: ConfirmRecord) -> BoxFuture<'_, Result<(), StoreError>> {
+    fn restore<'a>(
+        &'a self,
+        id: &'a str,
+        token: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
-            let json = serde_json::to_string(&record).map_err(|_| StoreError::Corrupt {
-                id: record.id.clone(),
-            })?;
             let s = &scripts().restore;
             let mut inv = s.prepare_invoke();
-            inv.arg(&self.options.prefix)
-                .arg(&record.id)
-                .arg(json)
-                .arg(record.seq)
-                .arg(record.caller.as_str())
-                .arg(record.expires_ms)
-                .arg(self.ttl_ms(&record, record.created_at()));
-            let _: i64 = self.run(inv).await?;
-            Ok(())
+            inv.arg(&self.options.prefix).arg(id).arg(token);
+            let back: i64 = self.run(inv).await?;
+            Ok(back == 1)
         })
     }
 
@@ -547,7 +603,7 @@ impl ConfirmStore for RedisStore {
         self.bus.subscribe()
     }
 
-    fn remember(&self, decision: Remembered) -> BoxFuture<'_, Result<(), StoreError>> {
+    fn remember(&self, decision: DecisionRecord) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move {
             let json = serde_json::to_string(&decision).map_err(|_| StoreError::Corrupt {
                 id: decision.id.clone(),
@@ -568,7 +624,7 @@ impl ConfirmStore for RedisStore {
         &'a self,
         tool: &'a str,
         caller: Caller,
-    ) -> BoxFuture<'a, Result<Option<Remembered>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<DecisionRecord>, StoreError>> {
         Box::pin(async move {
             let mut conn = self.conn.clone();
             let mut cmd = redis::cmd("HGET");
@@ -583,13 +639,13 @@ impl ConfirmStore for RedisStore {
         })
     }
 
-    fn remembered(&self) -> BoxFuture<'_, Result<Vec<Remembered>, StoreError>> {
+    fn remembered(&self) -> BoxFuture<'_, Result<Vec<DecisionRecord>, StoreError>> {
         Box::pin(async move {
             let s = &scripts().remembered;
             let mut inv = s.prepare_invoke();
             inv.arg(&self.options.prefix);
             let out: Vec<String> = self.run(inv).await?;
-            out.iter().map(|j| read_remembered(j)).collect()
+            Ok(out.iter().filter_map(|j| read_remembered(j).ok()).collect())
         })
     }
 
@@ -605,7 +661,7 @@ impl ConfirmStore for RedisStore {
 }
 
 /// A remembered decision, read back.
-fn read_remembered(json: &str) -> Result<Remembered, StoreError> {
+fn read_remembered(json: &str) -> Result<DecisionRecord, StoreError> {
     serde_json::from_str(json).map_err(|_| StoreError::Corrupt {
         id: String::from("?"),
     })

@@ -1,31 +1,126 @@
-//! Sealing a stored confirmation's real input: AES-256-GCM (RustCrypto `aes-gcm`)
-//! under the app's 32-byte key, a fresh 96-bit random nonce per record, and the
-//! confirm id as associated data (a record moved to another id does not open).
+//! The one seal: every byte a confirmation store holds or publishes — a
+//! confirmation record (the tombstone of a used one holds it too), a remembered
+//! decision, a bridge message — is made here, and nothing read back from a store
+//! is trusted unless it opens here.
 //!
-//! The sealed plaintext is `{"tool","caller","input"}`: opening also checks that
-//! the record's tool and caller are the ones the input was sealed for.
+//! AES-256-GCM (RustCrypto `aes-gcm`) under the app's 32-byte key, a fresh 96-bit
+//! random nonce per seal, and associated data that names the format version, the
+//! purpose and the storage key the bytes live under
+//! (`toolmark␀1␀record␀<confirm id>`). So a sealed value opens only where it was
+//! written: a record copied onto another id, two keys' values swapped, a decision
+//! moved to another tool or caller, a bridge message passed off as another id's,
+//! or any byte changed, does not open.
+//!
+//! Text form: `1:<nonce hex>:<ciphertext and tag hex>`.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use std::sync::{Arc, OnceLock};
 
-use crate::Caller;
+use aes_gcm::aead::{Aead, Payload};
+use aes_gcm::{Aes256Gcm, KeyInit};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
-/// The sealed part of a record.
-#[derive(Serialize, Deserialize)]
-pub(crate) struct Sealed {
-    pub(crate) tool: String,
-    pub(crate) caller: Caller,
-    pub(crate) input: Value,
+/// The format version, in the text form and in the associated data.
+const VERSION: &str = "1";
+
+/// What a sealed value is: part of the associated data, so a value sealed for one
+/// purpose never opens as another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// A deferred confirmation record, under its confirm id.
+    Record,
+    /// A remembered decision, under `{caller}:{tool}`.
+    Decision,
+    /// A bridge message, under its confirm id.
+    Bridge,
+    /// An MCP multi round-trip request's `requestState` for a confirmation (a
+    /// handle: the confirm id and its expiry), under the call it belongs to
+    /// (tool, caller, canonical arguments: see [`call_binding`]). Not stored:
+    /// the client carries it.
+    RequestState,
+    /// An MCP multi round-trip request's `requestState` for a tool's own
+    /// questions (`ctx.elicit`: the answers so far), under the call it belongs to.
+    ElicitState,
+    /// An approval page's one-time token (the confirm id and its expiry). Not
+    /// stored: the person's browser carries it; the binding is the confirmation
+    /// it names, which must still be pending.
+    ApprovalToken,
+    /// The decision a person made on the approval page, under `approval:<confirm id>`.
+    ApprovalDecision,
+    /// An MCP task's state, under `task:<task id>` and the caller it belongs to.
+    Task,
+    /// A `tasks/cancel` left for the instance running the task, under
+    /// `task-cancel:<task id>` and the caller.
+    TaskCancel,
 }
 
-/// The app's key, ready to seal and open. Without the `durable` feature there is
-/// no way to make one.
+impl Purpose {
+    fn name(self) -> &'static str {
+        match self {
+            Purpose::Record => "record",
+            Purpose::Decision => "decision",
+            Purpose::Bridge => "bridge",
+            Purpose::RequestState => "request-state",
+            Purpose::ElicitState => "elicit-state",
+            Purpose::ApprovalToken => "approval-token",
+            Purpose::ApprovalDecision => "approval-decision",
+            Purpose::Task => "task",
+            Purpose::TaskCancel => "task-cancel",
+        }
+    }
+}
+
+/// The binding of what a client carries for one call (an MCP `requestState`):
+/// the tool, the caller and the arguments as canonical JSON (object keys sorted),
+/// NUL-separated. The arguments come last, and a tool name or an HTTP header
+/// never holds a NUL, so two different calls never share a binding.
+pub(crate) fn call_binding(tool: &str, principal: &str, args: &serde_json::Value) -> String {
+    let mut text = String::with_capacity(64);
+    text.push_str(tool);
+    text.push('\0');
+    text.push_str(principal);
+    text.push('\0');
+    canonical(args, &mut text);
+    text
+}
+
+/// JSON with every object's keys sorted: the same arguments give the same bytes
+/// whatever order the client sent them in.
+fn canonical(v: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The app's key, ready to seal and open.
 #[derive(Clone)]
 pub(crate) struct Sealer {
-    #[cfg(feature = "durable")]
-    cipher: std::sync::Arc<aes_gcm::Aes256Gcm>,
-    #[cfg(not(feature = "durable"))]
-    _never: std::convert::Infallible,
+    cipher: Arc<Aes256Gcm>,
 }
 
 impl std::fmt::Debug for Sealer {
@@ -34,20 +129,15 @@ impl std::fmt::Debug for Sealer {
     }
 }
 
-#[cfg(feature = "durable")]
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-#[cfg(feature = "durable")]
-fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
+fn hex_into(out: &mut String, bytes: &[u8]) {
     for b in bytes {
-        s.push(char::from(HEX[usize::from(b >> 4)]));
-        s.push(char::from(HEX[usize::from(b & 0x0f)]));
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0x0f)]));
     }
-    s
 }
 
-#[cfg(feature = "durable")]
 fn unhex(s: &str) -> Option<Vec<u8>> {
     fn digit(c: u8) -> Option<u8> {
         match c {
@@ -61,56 +151,45 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         return None;
     }
     b.chunks(2)
-        .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
+        .map(|p| Some((digit(p[0])? << 4) | digit(p[1])?))
         .collect()
 }
 
-#[cfg(feature = "durable")]
+/// The associated data: version, purpose and storage key, each NUL-terminated
+/// but the last (a purpose never holds a NUL, so the split is unambiguous).
+fn aad(purpose: Purpose, key: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + key.len());
+    out.extend_from_slice(b"toolmark\0");
+    out.extend_from_slice(VERSION.as_bytes());
+    out.push(0);
+    out.extend_from_slice(purpose.name().as_bytes());
+    out.push(0);
+    out.extend_from_slice(key.as_bytes());
+    out
+}
+
 impl Sealer {
     pub(crate) fn new(key: &[u8; 32]) -> Self {
-        use aes_gcm::KeyInit;
         Sealer {
-            cipher: std::sync::Arc::new(aes_gcm::Aes256Gcm::new(key.into())),
+            cipher: Arc::new(Aes256Gcm::new(key.into())),
         }
     }
 
-    /// A sealer under a fresh random key (for handles that only this process
-    /// opens). `None` only when the OS random source fails.
-    pub(crate) fn random() -> Option<Self> {
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).ok()?;
-        Some(Sealer::new(&key))
+    /// A key drawn once per process from the OS random source: what a
+    /// confirmation store that does not outlive the process seals with when the
+    /// app gives no key. `None` when the random source fails.
+    pub(crate) fn process() -> Option<Self> {
+        static KEY: OnceLock<Option<[u8; 32]>> = OnceLock::new();
+        let key = KEY.get_or_init(|| {
+            let mut key = [0u8; 32];
+            getrandom::fill(&mut key).ok().map(|()| key)
+        });
+        key.as_ref().map(Sealer::new)
     }
 
-    /// `plain` sealed whole, bound to `aad` (which is not stored): `nonce:ciphertext`,
-    /// hex. `None` only when the OS random source fails.
-    pub(crate) fn seal_bytes(&self, aad: &[u8], plain: &[u8]) -> Option<String> {
-        use aes_gcm::aead::{Aead, Payload};
-        let mut nonce = [0u8; 12];
-        getrandom::fill(&mut nonce).ok()?;
-        let ct = self
-            .cipher
-            .encrypt((&nonce).into(), Payload { msg: plain, aad })
-            .ok()?;
-        Some(format!("{}:{}", hex(&nonce), hex(&ct)))
-    }
-
-    /// What [`seal_bytes`](Self::seal_bytes) sealed, when `text` is unchanged,
-    /// was sealed under this key, and `aad` is the same.
-    pub(crate) fn open_bytes(&self, aad: &[u8], text: &str) -> Option<Vec<u8>> {
-        use aes_gcm::aead::{Aead, Payload};
-        let (nonce, ct) = text.split_once(':')?;
-        let nonce: [u8; 12] = unhex(nonce)?.try_into().ok()?;
-        let ct = unhex(ct)?;
-        self.cipher
-            .decrypt((&nonce).into(), Payload { msg: &ct, aad })
-            .ok()
-    }
-
-    /// `nonce:ciphertext`, hex. `None` only when the OS random source fails.
-    pub(crate) fn seal(&self, id: &str, sealed: &Sealed) -> Option<String> {
-        use aes_gcm::aead::{Aead, Payload};
-        let plain = serde_json::to_vec(sealed).ok()?;
+    /// `plain` sealed for `purpose` under the storage key `key`. `None` only when
+    /// the OS random source fails.
+    pub(crate) fn seal(&self, purpose: Purpose, key: &str, plain: &[u8]) -> Option<String> {
         let mut nonce = [0u8; 12];
         getrandom::fill(&mut nonce).ok()?;
         let ct = self
@@ -118,82 +197,165 @@ impl Sealer {
             .encrypt(
                 (&nonce).into(),
                 Payload {
-                    msg: &plain,
-                    aad: id.as_bytes(),
+                    msg: plain,
+                    aad: &aad(purpose, key),
                 },
             )
             .ok()?;
-        Some(format!("{}:{}", hex(&nonce), hex(&ct)))
+        let mut text = String::with_capacity(4 + 2 * (nonce.len() + ct.len()));
+        text.push_str(VERSION);
+        text.push(':');
+        hex_into(&mut text, &nonce);
+        text.push(':');
+        hex_into(&mut text, &ct);
+        Some(text)
     }
 
-    /// The sealed input of record `id`; `None` when it was changed, moved to
-    /// another id, or sealed under another key.
-    pub(crate) fn open(&self, id: &str, text: &str) -> Option<Sealed> {
-        use aes_gcm::aead::{Aead, Payload};
-        let (nonce, ct) = text.split_once(':')?;
+    /// What `text` holds, when it was sealed under this key for `purpose` under
+    /// the storage key `key`, unchanged; `None` otherwise.
+    pub(crate) fn open(&self, purpose: Purpose, key: &str, text: &str) -> Option<Vec<u8>> {
+        let rest = text.strip_prefix(VERSION)?.strip_prefix(':')?;
+        let (nonce, ct) = rest.split_once(':')?;
         let nonce: [u8; 12] = unhex(nonce)?.try_into().ok()?;
         let ct = unhex(ct)?;
-        let plain = self
-            .cipher
+        self.cipher
             .decrypt(
                 (&nonce).into(),
                 Payload {
                     msg: &ct,
-                    aad: id.as_bytes(),
+                    aad: &aad(purpose, key),
                 },
             )
-            .ok()?;
-        serde_json::from_slice(&plain).ok()
+            .ok()
+    }
+
+    /// `value` as JSON, sealed (see [`seal`](Self::seal)).
+    pub(crate) fn seal_json<T: Serialize>(
+        &self,
+        purpose: Purpose,
+        key: &str,
+        value: &T,
+    ) -> Option<String> {
+        let plain = serde_json::to_vec(value).ok()?;
+        self.seal(purpose, key, &plain)
+    }
+
+    /// A value sealed with [`seal_json`](Self::seal_json), opened and read back.
+    pub(crate) fn open_json<T: DeserializeOwned>(
+        &self,
+        purpose: Purpose,
+        key: &str,
+        text: &str,
+    ) -> Option<T> {
+        serde_json::from_slice(&self.open(purpose, key, text)?).ok()
     }
 }
 
-#[cfg(not(feature = "durable"))]
-impl Sealer {
-    pub(crate) fn seal(&self, _id: &str, _sealed: &Sealed) -> Option<String> {
-        match self._never {}
-    }
-
-    pub(crate) fn open(&self, _id: &str, _text: &str) -> Option<Sealed> {
-        match self._never {}
-    }
-}
-
-#[cfg(all(test, feature = "durable"))]
+#[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
 
-    fn sealed() -> Sealed {
-        Sealed {
-            tool: "pay".into(),
-            caller: Caller::InApp,
-            input: json!({"cvc": "123"}),
-        }
-    }
-
     #[test]
-    fn a_sealed_input_opens_under_its_id_only() {
+    fn a_sealed_value_opens_under_its_purpose_and_key_only() {
         let s = Sealer::new(&[7; 32]);
-        let text = s.seal("a", &sealed()).unwrap();
-        assert!(!text.contains("123"));
-        assert_eq!(s.open("a", &text).unwrap().input, json!({"cvc": "123"}));
-        assert!(s.open("b", &text).is_none(), "moved to another id");
+        let text = s.seal(Purpose::Record, "a", b"CVC-123").unwrap();
+        assert!(!text.contains("CVC"));
+        assert_eq!(s.open(Purpose::Record, "a", &text).unwrap(), b"CVC-123");
+        assert!(s.open(Purpose::Record, "b", &text).is_none(), "another key");
         assert!(
-            Sealer::new(&[8; 32]).open("a", &text).is_none(),
-            "another key"
+            s.open(Purpose::Bridge, "a", &text).is_none(),
+            "another purpose"
         );
-        let mut flipped = text.into_bytes();
-        let last = flipped.len() - 1;
-        flipped[last] = if flipped[last] == b'0' { b'1' } else { b'0' };
+        assert!(
+            Sealer::new(&[8; 32])
+                .open(Purpose::Record, "a", &text)
+                .is_none(),
+            "another seal key"
+        );
+        for i in 0..text.len() {
+            let mut changed = text.clone().into_bytes();
+            changed[i] = if changed[i] == b'0' { b'1' } else { b'0' };
+            let changed = String::from_utf8(changed).unwrap();
+            if changed != text {
+                assert!(s.open(Purpose::Record, "a", &changed).is_none(), "byte {i}");
+            }
+        }
         assert!(s
-            .open("a", std::str::from_utf8(&flipped).unwrap())
+            .open(Purpose::Record, "a", &text[..text.len() - 2])
             .is_none());
+        assert!(s.open(Purpose::Record, "a", "").is_none());
     }
 
     #[test]
-    fn two_seals_of_one_input_differ() {
+    fn a_key_that_only_extends_another_does_not_open_it() {
+        // The storage key is the last part of the associated data: "ab" is not "a"
+        // followed by anything else.
         let s = Sealer::new(&[7; 32]);
-        assert_ne!(s.seal("a", &sealed()), s.seal("a", &sealed()));
+        let text = s.seal(Purpose::Decision, "mcp:a", b"x").unwrap();
+        assert!(s.open(Purpose::Decision, "mcp:ab", &text).is_none());
+        assert!(s.open(Purpose::Decision, "mcp:", &text).is_none());
+    }
+
+    #[test]
+    fn a_call_binding_is_its_tool_caller_and_arguments_in_any_key_order() {
+        let a = call_binding(
+            "pay.send",
+            "Bearer x",
+            &serde_json::json!({"a": 1, "b": {"y": 2, "x": [1, {"q": 0, "p": 1}]}}),
+        );
+        let b = call_binding(
+            "pay.send",
+            "Bearer x",
+            &serde_json::json!({"b": {"x": [1, {"p": 1, "q": 0}], "y": 2}, "a": 1}),
+        );
+        assert_eq!(a, b);
+        let s = Sealer::new(&[7; 32]);
+        let text = s.seal(Purpose::RequestState, &a, b"h").unwrap();
+        assert_eq!(s.open(Purpose::RequestState, &b, &text).unwrap(), b"h");
+        for other in [
+            call_binding(
+                "pay.sent",
+                "Bearer x",
+                &serde_json::json!({"a": 1, "b": {"y": 2, "x": [1, {"q": 0, "p": 1}]}}),
+            ),
+            call_binding(
+                "pay.send",
+                "Bearer y",
+                &serde_json::json!({"a": 1, "b": {"y": 2, "x": [1, {"q": 0, "p": 1}]}}),
+            ),
+            call_binding(
+                "pay.send",
+                "Bearer x",
+                &serde_json::json!({"a": 2, "b": {"y": 2, "x": [1, {"q": 0, "p": 1}]}}),
+            ),
+            call_binding(
+                "pay.send",
+                "Bearer x",
+                &serde_json::json!({"a": 1, "b": {"y": 2, "x": [{"q": 0, "p": 1}, 1]}}),
+            ),
+        ] {
+            assert!(s.open(Purpose::RequestState, &other, &text).is_none());
+        }
+        assert!(
+            s.open(Purpose::ElicitState, &a, &text).is_none(),
+            "a confirmation's handle is not a tool's questions' state"
+        );
+    }
+
+    #[test]
+    fn two_seals_of_one_value_differ() {
+        let s = Sealer::new(&[7; 32]);
+        assert_ne!(
+            s.seal(Purpose::Record, "a", b"x"),
+            s.seal(Purpose::Record, "a", b"x")
+        );
+    }
+
+    #[test]
+    fn the_process_key_is_one_per_process() {
+        let a = Sealer::process().unwrap();
+        let b = Sealer::process().unwrap();
+        let text = a.seal(Purpose::Record, "k", b"x").unwrap();
+        assert_eq!(b.open(Purpose::Record, "k", &text).unwrap(), b"x");
     }
 }

@@ -78,11 +78,3 @@ impl Toolmark {
             .collect()
     }
 }
-
-/// The full name of the first collected `#[tool]` with sensitive paths.
-pub(crate) fn first_sensitive() -> Option<String> {
-    inventory::iter::<ToolRecord>
-        .into_iter()
-        .find(|r| !r.sensitive.is_empty())
-        .map(|r| view(r).full_name())
-}

@@ -6,7 +6,9 @@
 use std::fmt::Display;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -24,14 +26,6 @@ pub use crate::{Caller, Effect, Issue, State, ToolContext, ToolError};
 
 /// A tool's run, not yet polled.
 pub type ToolFuture = BoxFuture<'static, Result<Value, ToolError>>;
-
-/// A tool's run as the expansion first boxes it, before it becomes a
-/// [`ToolFuture`] (an upcast, no second box). Only so that a run that is not `Send`
-/// is reported as "required for the cast … to `Pin<Box<dyn ToolRun>>`", not with
-/// the full future type and a path through this module.
-pub trait ToolRun: Future<Output = Result<Value, ToolError>> + Send {}
-
-impl<F: Future<Output = Result<Value, ToolError>> + Send> ToolRun for F {}
 
 /// Decode the input and build the run in one step.
 pub type PrepareFnPtr = fn(&Value, bool, ToolContext) -> Result<ToolFuture, Vec<Issue>>;
@@ -218,6 +212,85 @@ where
     R: Send + 'static,
 {
     crate::call::sync_run::run_blocking(run.0, f)
+}
+
+pin_project_lite::pin_project! {
+    /// The run of a `#[tool]` async fn: its future, then `finish` on what it
+    /// returns. A plain generic future (no `async` block is compiled per tool, and
+    /// none here either). `A` names the tool's input as the expansion checked it
+    /// (the checked input type, or the tuple of the checked argument types): when a
+    /// check failed it is an error type, and the `Send` requirement on the run,
+    /// which names `A`, reports nothing more.
+    pub struct Run<F: Future, A> {
+        #[pin]
+        run: F,
+        finish: fn(F::Output) -> Result<Value, ToolError>,
+        input: PhantomData<fn() -> A>,
+    }
+}
+
+impl<F: Future, A> Run<F, A> {
+    pub fn new(run: F, finish: fn(F::Output) -> Result<Value, ToolError>) -> Self {
+        Run {
+            run,
+            finish,
+            input: PhantomData,
+        }
+    }
+}
+
+impl<F: Future, A> Future for Run<F, A> {
+    type Output = Result<Value, ToolError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let out = std::task::ready!(this.run.poll(cx));
+        Poll::Ready((this.finish)(out))
+    }
+}
+
+/// A `#[tool]` async fn's run, boxed. The `Send` bound is where a tool whose
+/// future is not `Send` is reported (at the tool's fn name).
+pub fn run_async<F, A>(run: Run<F, A>) -> ToolFuture
+where
+    F: Future,
+    Run<F, A>: Send + 'static,
+{
+    Box::pin(run)
+}
+
+/// The run of a sync `#[tool]` fn that takes no `ToolContext`: on a thread of its
+/// own, with what it inherits from the run taken at its first poll (the context is
+/// released on the task, before the fn starts).
+pub fn run_sync<F, R, C>(ctx: ToolContext, f: F, finish: C) -> ToolFuture
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+    C: FnOnce(R) -> Result<Value, ToolError> + Send + 'static,
+{
+    Box::pin(async move {
+        let sync = sync_run(&ctx);
+        drop(ctx);
+        finish(run_blocking(sync, f).await)
+    })
+}
+
+/// The run of a sync `#[tool]` fn that takes its `ToolContext`.
+pub fn run_sync_with_context<F, R, C>(ctx: ToolContext, f: F, finish: C) -> ToolFuture
+where
+    F: FnOnce(ToolContext) -> R + Send + 'static,
+    R: Send + 'static,
+    C: FnOnce(R) -> Result<Value, ToolError> + Send + 'static,
+{
+    Box::pin(async move {
+        let sync = sync_run(&ctx);
+        finish(run_blocking(sync, move || f(ctx)).await)
+    })
+}
+
+/// The result of a tool fn returning `()`.
+pub fn unit_output(_: ()) -> Result<Value, ToolError> {
+    output(())
 }
 
 /// Compile-time check of sensitive paths: `Option` is transparent.

@@ -1,6 +1,9 @@
 //! The tool table: registration records ([`ToolEntry`]), the checks made at
 //! registration, and everything a call needs computed once, up front.
 
+use std::borrow::Borrow;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,17 +24,31 @@ use crate::{
 pub(crate) enum EntrySensitive {
     /// Paths fixed at registration.
     Static(Matcher),
-    /// Paths read from a fallible function at request and at approval time.
-    Dynamic {
-        paths: SensitiveFn,
-        schema: Arc<Value>,
-        /// The property names the schema declares.
-        names: Vec<Box<str>>,
-    },
+    /// Paths read from a fallible function at request and at approval time (boxed:
+    /// rare, and every entry pays for the largest variant).
+    Dynamic(Box<DynamicPaths>),
+}
+
+/// A `sensitive_fn` and what resolving its paths needs.
+pub(crate) struct DynamicPaths {
+    paths: SensitiveFn,
+    schema: Arc<Value>,
+    /// The property names the schema declares.
+    names: Vec<Box<str>>,
 }
 
 /// A registered tool: everything a call or a manifest read needs, computed once.
+///
+/// Kept small (one per tool, for the life of the registration): the name is held
+/// once (the manifest's `ToolInfo` is built from these fields when a manifest is
+/// read), and what few tools have (keys, a summary, a `sensitive_fn`, a form's
+/// version) is boxed.
 pub(crate) struct ToolEntry {
+    /// This registration's number, unique in the process: a confirmation runs only
+    /// on the registration it was asked for, never on a tool registered again
+    /// under the same name.
+    pub(crate) serial: u64,
+    /// The full name: the registry's key and the manifest's name.
     pub(crate) name: Arc<str>,
     /// The toolmark it is registered in (weak: the registry holds the entry).
     pub(crate) inner: std::sync::Weak<crate::toolmark::Inner>,
@@ -41,21 +58,33 @@ pub(crate) struct ToolEntry {
     pub(crate) timeout: Option<Duration>,
     /// Whether the run reads its context (see `ToolSpec::uses_context`).
     pub(crate) uses_context: bool,
-    /// The manifest entry (`needs_confirmation` is set per caller).
-    pub(crate) info: ToolInfo,
+    /// The manifest's title.
+    pub(crate) title: Option<Box<str>>,
+    /// The manifest's description.
+    pub(crate) description: Box<str>,
+    /// The input schema as the manifest shows it (sensitive paths `writeOnly`).
+    pub(crate) input_schema: Arc<Value>,
+    pub(crate) output_schema: Option<Arc<Value>>,
     pub(crate) decode: DecodeFn,
     /// How unknown (ignored) properties are found.
     pub(crate) unknown: crate::call::input::UnknownCheck,
     /// For a tool with sensitive paths: the input schema compiled to check that
     /// every key of an input is one it lists (whatever `allow_unknown_fields` says).
-    pub(crate) keys: Option<KeyTree>,
+    pub(crate) keys: Option<Box<KeyTree>>,
     pub(crate) run: RunFn,
     /// Decode and build the run in one step, when the tool can.
     pub(crate) prepare: Option<PrepareFn>,
     pub(crate) sensitive: EntrySensitive,
-    pub(crate) summary: Option<Template>,
-    pub(crate) stale_check: Option<StaleCheck>,
-    pub(crate) changes_fn: Option<ChangesFn>,
+    pub(crate) summary: Option<Box<Template>>,
+    pub(crate) stale_check: Option<Box<StaleCheck>>,
+    pub(crate) changes_fn: Option<Box<ChangesFn>>,
+}
+
+/// The next registration serial.
+fn next_serial() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl ToolEntry {
@@ -65,15 +94,11 @@ impl ToolEntry {
         match &self.sensitive {
             EntrySensitive::Static(m) => m.clone(),
             // A panicking `sensitive_fn` counts as a failing one.
-            EntrySensitive::Dynamic {
-                paths,
-                schema,
-                names,
-            } => read_paths(paths)
+            EntrySensitive::Dynamic(d) => read_paths(&d.paths)
                 .ok()
-                .and_then(|list| sensitive::resolve_all(&list, schema, NameMode::Json).ok())
+                .and_then(|list| sensitive::resolve_all(&list, &d.schema, NameMode::Json).ok())
                 .map_or_else(Matcher::unreadable, |p| {
-                    Matcher::with_names(p, names.clone())
+                    Matcher::with_names(p, d.names.clone())
                 }),
         }
     }
@@ -104,10 +129,99 @@ impl ToolEntry {
     pub(crate) fn summary_for(&self, input: &Value, matcher: &Matcher) -> String {
         match &self.summary {
             Some(t) => t.render(input, matcher),
-            None => crate::tools::summary::one_line(
-                self.info.title.as_deref().unwrap_or(&self.info.description),
-            ),
+            None => {
+                crate::tools::summary::one_line(self.title.as_deref().unwrap_or(&self.description))
+            }
         }
+    }
+
+    /// The manifest entry, as `caller` sees it.
+    pub(crate) fn info(&self, caller: Caller) -> ToolInfo {
+        ToolInfo {
+            name: self.name.to_string(),
+            title: self.title.as_deref().map(str::to_owned),
+            description: self.description.to_string(),
+            input_schema: Arc::clone(&self.input_schema),
+            output_schema: self.output_schema.clone(),
+            effect: self.effect,
+            annotations: ToolAnnotations {
+                read_only_hint: self.effect == Effect::Read,
+                destructive_hint: self.effect == Effect::Destructive,
+            },
+            needs_confirmation: self.guarded() && caller != Caller::Human,
+        }
+    }
+}
+
+/// The tool table: the entries by full name. Each slot is one pointer (the entry
+/// holds its name, read as the key), not a name and an entry.
+#[derive(Default)]
+pub(crate) struct Registry(HashSet<ByName, rustc_hash::FxBuildHasher>);
+
+/// An entry in the table, hashed and compared by its full name.
+struct ByName(Arc<ToolEntry>);
+
+impl Borrow<str> for ByName {
+    fn borrow(&self) -> &str {
+        &self.0.name
+    }
+}
+
+impl Hash for ByName {
+    /// As `str` hashes, so a lookup by `&str` finds it.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (*self.0.name).hash(state);
+    }
+}
+
+impl PartialEq for ByName {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for ByName {}
+
+impl Registry {
+    /// The entry named `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<ToolEntry>> {
+        self.0.get(name).map(|e| &e.0)
+    }
+
+    /// Whether a tool is named `name`.
+    pub(crate) fn contains_key(&self, name: &str) -> bool {
+        self.0.contains(name)
+    }
+
+    /// Add `entry` under its name (replacing and returning one of that name).
+    pub(crate) fn insert(&mut self, entry: Arc<ToolEntry>) -> Option<Arc<ToolEntry>> {
+        self.0.replace(ByName(entry)).map(|e| e.0)
+    }
+
+    /// Take out every entry `remove` picks; their names.
+    pub(crate) fn remove_where(
+        &mut self,
+        mut remove: impl FnMut(&ToolEntry) -> bool,
+    ) -> Vec<Arc<str>> {
+        let mut removed = Vec::new();
+        self.0.retain(|e| {
+            let keep = !remove(&e.0);
+            if !keep {
+                removed.push(Arc::clone(&e.0.name));
+            }
+            keep
+        });
+        removed
+    }
+
+    /// Every entry, in no order.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &Arc<ToolEntry>> {
+        self.0.iter().map(|e| &e.0)
+    }
+
+    /// The number of tools.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
     }
 }
 
@@ -224,11 +338,11 @@ pub(crate) fn prepare(
                 Err(PathsError::Failed) => Vec::new(),
             };
             (
-                EntrySensitive::Dynamic {
+                EntrySensitive::Dynamic(Box::new(DynamicPaths {
                     paths,
                     schema: Arc::clone(&raw_schema),
                     names: sensitive::declared_names(&raw_schema),
-                },
+                })),
                 marked,
             )
         }
@@ -240,12 +354,12 @@ pub(crate) fn prepare(
         EntrySensitive::Dynamic { .. } => true,
     };
     let keys = if has_secrets {
-        Some(
-            KeyTree::compile(&raw_schema).map_err(|reason| RegisterError::InvalidSpec {
+        Some(Box::new(KeyTree::compile(&raw_schema).map_err(
+            |reason| RegisterError::InvalidSpec {
                 tool: full.clone(),
                 reason,
-            })?,
-        )
+            },
+        )?))
     } else {
         None
     };
@@ -280,7 +394,7 @@ pub(crate) fn prepare(
             } else {
                 template
             };
-            Some(template)
+            Some(Box::new(template))
         }
         None => None,
     };
@@ -291,7 +405,7 @@ pub(crate) fn prepare(
             .iter()
             .filter(|c| *c != Caller::Human)
             .collect();
-        let has_path = |c: &Caller| !config.lacks_approver(&full, spec.effect, *c);
+        let has_path = |c: &Caller| !config.lacks_approver(&full, node, spec.effect, *c);
         if !non_human.is_empty() && !non_human.iter().any(has_path) {
             return Err(RegisterError::MissingConfirmHandler {
                 tool: full,
@@ -358,29 +472,19 @@ pub(crate) fn prepare(
         }
     };
 
-    let info = ToolInfo {
-        name: full.clone(),
-        title: spec.title,
-        description: spec.description,
+    Ok(ToolEntry {
+        serial: next_serial(),
+        name: Arc::from(full),
+        title: spec.title.map(String::into_boxed_str),
+        description: spec.description.into_boxed_str(),
         input_schema: schema,
         output_schema: spec.output_schema,
-        effect: spec.effect,
-        annotations: ToolAnnotations {
-            read_only_hint: spec.effect == Effect::Read,
-            destructive_hint: spec.effect == Effect::Destructive,
-        },
-        needs_confirmation: false,
-    };
-
-    Ok(ToolEntry {
-        name: Arc::from(full),
         inner: inner.clone(),
         scope: Arc::clone(node),
         effect: spec.effect,
         callers: spec.callers,
         timeout: spec.timeout,
         uses_context: spec.uses_context,
-        info,
         decode,
         unknown: crate::call::input::UnknownCheck::for_shared(&raw_schema),
         keys,
@@ -388,7 +492,7 @@ pub(crate) fn prepare(
         prepare,
         sensitive,
         summary,
-        stale_check: spec.stale_check,
-        changes_fn: spec.changes_fn,
+        stale_check: spec.stale_check.map(Box::new),
+        changes_fn: spec.changes_fn.map(Box::new),
     })
 }

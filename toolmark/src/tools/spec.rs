@@ -83,19 +83,6 @@ impl StaleCheck {
     pub(crate) fn version(&self) -> Vec<u64> {
         (self.0)()
     }
-
-    /// Remember the version now; the closure refuses `stale` once it changed.
-    pub(crate) fn start(&self) -> Box<dyn Fn() -> Result<(), crate::Refusal> + Send + Sync> {
-        let at = self.version();
-        let check = self.clone();
-        Box::new(move || {
-            if check.version() == at {
-                Ok(())
-            } else {
-                Err(crate::forms::form::stale_refusal())
-            }
-        })
-    }
 }
 
 /// A `State<T>` a tool extracts: checked at registration (`missing_state`).
@@ -237,25 +224,34 @@ impl ToolSpec {
         F: Fn(ToolContext, T) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
+        /// The run of `input`: `run`'s future, its output as JSON.
+        fn start<T, O, F, Fut>(
+            run: &F,
+            ctx: ToolContext,
+            input: T,
+        ) -> BoxFuture<'static, Result<Value, ToolError>>
+        where
+            O: Serialize,
+            F: Fn(ToolContext, T) -> Fut,
+            Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+        {
+            let fut = run(ctx, input);
+            Box::pin(async move { crate::call::input::output_to_value(&fut.await?) })
+        }
         let schema = crate::call::input::shared_schema_for::<T>();
+        // `run` held once; the run and prepare fns share it.
         let run = Arc::new(run);
-        let start =
-            move |ctx: ToolContext, input: T| -> BoxFuture<'static, Result<Value, ToolError>> {
-                let fut = run(ctx, input);
-                Box::pin(async move { crate::call::input::output_to_value(&fut.await?) })
-            };
-        let start = Arc::new(start);
-        let run_start = Arc::clone(&start);
+        let for_prepare = Arc::clone(&run);
         let run_fn: RunFn =
             Arc::new(
                 move |ctx, decoded| match crate::call::input::downcast::<T>(decoded) {
-                    Ok(input) => run_start(ctx, input),
+                    Ok(input) => start(&*run, ctx, input),
                     Err(e) => Box::pin(async move { Err(e) }),
                 },
             );
         let prepare: PrepareFn = Arc::new(move |value: &Value, allow_unknown: bool, ctx| {
             crate::call::input::decode_typed::<T>(value, allow_unknown)
-                .map(|input| start(ctx, input))
+                .map(|input| start(&*for_prepare, ctx, input))
         });
         let mut spec = ToolSpec::new(name, description);
         spec.input_schema = Some(schema);

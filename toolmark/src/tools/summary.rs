@@ -2,18 +2,13 @@
 //! rules that keep a summary one short line whatever an agent puts in it.
 
 use serde_json::Value;
+use toolmark_syntax::template::Part;
 
 use crate::sensitive::{Matcher, REDACTED};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Part {
-    Lit(String),
-    /// A dotted input path.
-    Field(String),
-}
-
 /// A parsed summary template: literal text and `{field}` / `{a.b}` placeholders;
-/// `{{` and `}}` are literal braces.
+/// `{{` and `}}` are literal braces. The grammar is `toolmark_syntax::template`,
+/// the one parser the `#[tool]` macro checks templates with at compile time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Template {
     parts: Vec<Part>,
@@ -21,55 +16,9 @@ pub(crate) struct Template {
 
 impl Template {
     pub(crate) fn parse(s: &str) -> Result<Template, String> {
-        let mut parts = Vec::new();
-        let mut lit = String::new();
-        let mut chars = s.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '{' if chars.peek().map(|p| p.1) == Some('{') => {
-                    chars.next();
-                    lit.push('{');
-                }
-                '}' if chars.peek().map(|p| p.1) == Some('}') => {
-                    chars.next();
-                    lit.push('}');
-                }
-                '{' => {
-                    let mut field = String::new();
-                    let mut closed = false;
-                    for (_, c) in chars.by_ref() {
-                        if c == '}' {
-                            closed = true;
-                            break;
-                        }
-                        field.push(c);
-                    }
-                    if !closed {
-                        return Err(format!("unclosed `{{` at position {i}"));
-                    }
-                    let field = field.trim().to_owned();
-                    if field.is_empty()
-                        || field
-                            .split('.')
-                            .any(|seg| !crate::scope::valid_segment(seg))
-                    {
-                        return Err(format!(
-                            "`{{{field}}}` at position {i} is not an input field (use `{{name}}` or `{{a.b}}`; `{{{{` for a literal brace)"
-                        ));
-                    }
-                    if !lit.is_empty() {
-                        parts.push(Part::Lit(std::mem::take(&mut lit)));
-                    }
-                    parts.push(Part::Field(field));
-                }
-                '}' => return Err(format!("unmatched `}}` at position {i} (use `}}}}`)")),
-                c => lit.push(c),
-            }
-        }
-        if !lit.is_empty() {
-            parts.push(Part::Lit(lit));
-        }
-        Ok(Template { parts })
+        toolmark_syntax::template::parse(s)
+            .map(|parts| Template { parts })
+            .map_err(|e| e.to_string())
     }
 
     /// The same template with every placeholder path rewritten by `map` (the

@@ -1,0 +1,16 @@
+//! WebMCP (feature `webmcp`): the page's endpoints in process (`http.rs`: origins,
+//! tokens, answers, bounds, the stream) and in a real Chromium (`browser.rs`,
+//! through Playwright; the example app and the test app in `app.rs`).
+
+#[allow(unreachable_pub)]
+mod app;
+mod browser;
+#[path = "../support/external.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod external;
+mod http;
+
+/// The example, compiled here for its `app()`.
+#[path = "../../examples/webmcp_app.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod example;

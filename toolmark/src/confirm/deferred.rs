@@ -1,0 +1,759 @@
+//! The deferred confirmation, once for every store: a `needs_confirmation` call
+//! is kept ([`defer`]), listed, answered with `confirm_pending` (on any instance),
+//! withdrawn or expired. Every rule is here; where it is kept is the backend's
+//! business only:
+//!
+//! - the **built-in table** (no store set): the toolmark's own memory, holding
+//!   the decoded input as well (nothing leaves the process, nothing is sealed);
+//! - a **[`ConfirmStore`](crate::store::ConfirmStore)**: the whole confirmation
+//!   sealed and bound to its id (`store/flow.rs` seals, opens and keeps the
+//!   tombstones; nothing read back is trusted unless it opens).
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use futures_util::FutureExt;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::flow::{hidden_refusal, rejected, resolved, restore_and_validate};
+use super::policy::{Answer, Approver, AskCtx, For};
+use super::remember::{person_check, remember};
+use super::store::{DropReason, HeldInput, Pending, PendingKind, Quiet};
+use super::{diff_paths, new_confirm_id, PendingConfirmation};
+use crate::event::{BridgeMessage, Event};
+use crate::store::flow::Shared;
+use crate::sync::lock;
+use crate::toolmark::{drop_refusal, Inner};
+use crate::tools::registry::{EntrySensitive, ToolEntry};
+use crate::{
+    Caller, Change, ConfirmMode, Decision, Decoded, Effect, Outcome, Refusal, RefusalCode, Toolmark,
+};
+
+/// The tool registration a confirmation belongs to: it runs on that registration
+/// only, never on a tool registered again under the same name.
+pub(crate) enum Bound {
+    /// The entry itself (the built-in table).
+    Entry(Arc<ToolEntry>),
+    /// As named in a sealed record.
+    Sealed(Registration),
+}
+
+/// A registration as a sealed record names it: the instance that made it and its
+/// serial there, and what the approver was shown it is (its effect and sensitive
+/// paths), which another instance's registration of the name must match.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Registration {
+    pub(crate) origin: String,
+    pub(crate) serial: u64,
+    pub(crate) effect: Effect,
+    pub(crate) sensitive: Vec<String>,
+}
+
+impl Registration {
+    pub(crate) fn of(origin: &str, entry: &ToolEntry) -> Self {
+        Registration {
+            origin: origin.to_owned(),
+            serial: entry.serial,
+            effect: entry.effect,
+            sensitive: sensitive_shape(entry),
+        }
+    }
+}
+
+/// The sensitive paths of a tool, as compared across instances (a tool whose paths
+/// are read by a function compares as such).
+pub(crate) fn sensitive_shape(entry: &ToolEntry) -> Vec<String> {
+    match &entry.sensitive {
+        EntrySensitive::Static(m) => {
+            let mut paths: Vec<String> = m.paths().iter().map(ToString::to_string).collect();
+            paths.sort();
+            paths
+        }
+        EntrySensitive::Dynamic { .. } => vec!["(read by a function)".to_owned()],
+    }
+}
+
+/// One deferred confirmation, as the flow trusts it: held in this process, or
+/// opened from its seal.
+pub(crate) struct Deferred {
+    /// The built-in table's order (0 in a store).
+    pub(crate) seq: u64,
+    pub(crate) id: Arc<str>,
+    pub(crate) tool: Arc<str>,
+    pub(crate) caller: Caller,
+    pub(crate) summary: String,
+    /// Redacted.
+    pub(crate) changes: Vec<Change>,
+    /// The input as an approver sees it (redacted); `None`: the input itself
+    /// (nothing to redact).
+    pub(crate) shown: Option<Value>,
+    /// The real input.
+    pub(crate) input: HeldInput,
+    pub(crate) expires_at: SystemTime,
+    pub(crate) form_version: Option<Vec<u64>>,
+    pub(crate) ask: AskCtx,
+    pub(crate) bound: Bound,
+}
+
+impl Deferred {
+    pub(crate) fn info(&self) -> PendingConfirmation {
+        PendingConfirmation {
+            confirm_id: String::from(&*self.id),
+            tool: String::from(&*self.tool),
+            caller: self.caller,
+            summary: self.summary.clone(),
+            changes: self.changes.clone(),
+            input: match &self.shown {
+                Some(shown) => shown.clone(),
+                None => self.input.to_value(),
+            },
+            expires_at: self.expires_at,
+        }
+    }
+}
+
+/// A confirmation taken out for an answer.
+pub(crate) struct Taken {
+    pub(crate) d: Deferred,
+    /// The decoded input (the built-in table keeps it).
+    pub(crate) decoded: Quiet<Decoded>,
+    pub(crate) decoded_is_input: bool,
+    /// The store's take token (to put it back).
+    pub(crate) token: Option<String>,
+}
+
+impl Taken {
+    fn from_pending(p: Pending) -> Option<Taken> {
+        let Pending {
+            seq,
+            id,
+            entry,
+            caller,
+            summary,
+            changes,
+            redacted_input,
+            expires_at,
+            kind,
+            ask,
+        } = p;
+        let PendingKind::Deferred {
+            input,
+            decoded,
+            decoded_is_input,
+            form_version,
+        } = kind
+        else {
+            return None;
+        };
+        Some(Taken {
+            d: Deferred {
+                seq,
+                id,
+                tool: Arc::clone(&entry.name),
+                caller,
+                summary,
+                changes,
+                shown: redacted_input,
+                input,
+                expires_at,
+                form_version,
+                ask,
+                bound: Bound::Entry(entry),
+            },
+            decoded,
+            decoded_is_input,
+            token: None,
+        })
+    }
+}
+
+/// A kept confirmation for the built-in table.
+fn into_pending(
+    d: Deferred,
+    entry: Arc<ToolEntry>,
+    decoded: Quiet<Decoded>,
+    decoded_is_input: bool,
+) -> Pending {
+    Pending {
+        seq: d.seq,
+        id: d.id,
+        entry,
+        caller: d.caller,
+        summary: d.summary,
+        changes: d.changes,
+        redacted_input: d.shown,
+        expires_at: d.expires_at,
+        kind: PendingKind::Deferred {
+            input: d.input,
+            decoded,
+            decoded_is_input,
+            form_version: d.form_version,
+        },
+        ask: d.ask,
+    }
+}
+
+/// What a deferred call keeps: the rule of what an approver is shown (redacted by
+/// `sensitive/`), when it expires, the form version, the policy context and the
+/// registration.
+fn keep(
+    inner: &Inner,
+    entry: &Arc<ToolEntry>,
+    caller: Caller,
+    input: Value,
+    ask: AskCtx,
+    bound: Bound,
+) -> Deferred {
+    let matcher = entry.matcher();
+    // Nothing to redact: the input itself is what an approver sees (kept once).
+    let shown = (!matcher.is_empty()).then(|| matcher.redact(&input));
+    let summary = entry.summary_for(&input, &matcher);
+    let changes = entry.changes_for(&input, &matcher);
+    Deferred {
+        seq: 0,
+        id: Arc::from(new_confirm_id()),
+        tool: Arc::clone(&entry.name),
+        caller,
+        summary,
+        changes,
+        shown,
+        input: HeldInput::new(input),
+        expires_at: inner.now() + inner.config.confirm_expiry,
+        form_version: entry.stale_check.as_ref().map(|c| c.version()),
+        ask,
+        bound,
+    }
+}
+
+fn requested(inner: &Inner, d: &Deferred) {
+    inner.emit(|| Event::ConfirmationRequested {
+        confirm_id: String::from(&*d.id),
+        tool: String::from(&*d.tool),
+        caller: d.caller,
+        mode: ConfirmMode::Deferred,
+        summary: d.summary.clone(),
+        input: d.info().input,
+        expires_at: d.expires_at,
+    });
+}
+
+fn needs_confirmation(d: &Deferred) -> Outcome {
+    Outcome::NeedsConfirmation {
+        confirm_id: String::from(&*d.id),
+        summary: d.summary.clone(),
+        changes: d.changes.clone(),
+        expires_at: d.expires_at,
+    }
+}
+
+/// Deferred mode, the built-in table: keep the call and return
+/// `needs_confirmation`; the tool has not run.
+pub(crate) fn defer(
+    inner: &Arc<Inner>,
+    entry: &Arc<ToolEntry>,
+    caller: Caller,
+    input: Value,
+    decoded: Decoded,
+    ask: AskCtx,
+) -> Outcome {
+    let mut d = keep(
+        inner,
+        entry,
+        caller,
+        input,
+        ask,
+        Bound::Entry(Arc::clone(entry)),
+    );
+    let outcome = needs_confirmation(&d);
+    requested(inner, &d);
+    d.seq = inner.next_pending_seq();
+    // A dynamic tool's decoded value is a copy of the input: not kept twice.
+    let decoded_is_input = decoded.is::<Value>();
+    let decoded = if decoded_is_input {
+        Quiet::none()
+    } else {
+        Quiet::new(decoded)
+    };
+    inner.insert_pending(into_pending(
+        d,
+        Arc::clone(entry),
+        decoded,
+        decoded_is_input,
+    ));
+    outcome
+}
+
+/// Deferred mode on a confirmation store: keep the call, sealed, and return
+/// `needs_confirmation`; the tool has not run.
+pub(crate) async fn defer_stored(
+    inner: &Arc<Inner>,
+    shared: &Shared,
+    entry: &Arc<ToolEntry>,
+    caller: Caller,
+    input: Value,
+    decoded: Decoded,
+    ask: AskCtx,
+) -> Outcome {
+    // The store decodes again at approval (on any instance).
+    Quiet::new(decoded);
+    shared.start(inner);
+    let bound = Bound::Sealed(Registration::of(shared.origin(), entry));
+    let d = keep(inner, entry, caller, input, ask, bound);
+    let outcome = needs_confirmation(&d);
+    // A store of the app's own that panics refuses the call; it never takes the
+    // caller's task down.
+    let put = std::panic::AssertUnwindSafe(shared.put(inner, &d)).catch_unwind();
+    let evicted = match put.await {
+        Ok(Ok(evicted)) => evicted,
+        Ok(Err(outcome)) => return outcome,
+        Err(_) => {
+            tracing::error!(target: "toolmark", "the confirmation store panicked; the call was refused");
+            return Outcome::refused(
+                RefusalCode::Unavailable,
+                "The confirmation store failed; nothing was run. Try again shortly",
+            );
+        }
+    };
+    requested(inner, &d);
+    for (old, reason) in evicted {
+        inner.emit(|| Event::ConfirmationEvicted {
+            confirm_id: String::from(&*old.id),
+            tool: String::from(&*old.tool),
+            caller: old.caller,
+            reason,
+        });
+        dropped(inner, Some(shared), &old, DropReason::Expired).await;
+    }
+    outcome
+}
+
+/// A confirmation dropped without an answer: its event, and the agent is told
+/// through the bridge (on every instance, with a store).
+pub(crate) async fn dropped(
+    inner: &Inner,
+    shared: Option<&Shared>,
+    d: &Deferred,
+    reason: DropReason,
+) {
+    dropped_event(inner, &d.id, &d.tool, reason);
+    let outcome = Outcome::Refused(drop_refusal(reason));
+    deliver(inner, shared, d, &outcome).await;
+}
+
+/// The event of a confirmation dropped without an answer.
+pub(crate) fn dropped_event(inner: &Inner, id: &str, tool: &str, reason: DropReason) {
+    match reason {
+        DropReason::Expired | DropReason::Shutdown => inner.emit(|| Event::ConfirmationExpired {
+            confirm_id: id.to_owned(),
+            tool: tool.to_owned(),
+        }),
+        DropReason::ScopeDisposed | DropReason::Cancelled => {
+            inner.emit(|| Event::ConfirmationDropped {
+                confirm_id: id.to_owned(),
+                tool: tool.to_owned(),
+                reason: if reason == DropReason::Cancelled {
+                    "cancelled"
+                } else {
+                    "scope_disposed"
+                },
+            });
+        }
+    }
+}
+
+/// What came of a confirmation, to the agent: this toolmark's bridge and, with a
+/// store, every other instance's.
+pub(crate) async fn deliver(
+    inner: &Inner,
+    shared: Option<&Shared>,
+    d: &Deferred,
+    outcome: &Outcome,
+) {
+    inner.send_bridge_with(|| BridgeMessage::Confirmed {
+        confirm_id: String::from(&*d.id),
+        tool: String::from(&*d.tool),
+        outcome: outcome.clone(),
+    });
+    if let Some(shared) = shared {
+        shared.publish(inner, d, outcome).await;
+    }
+}
+
+/// Where the confirmations of a toolmark are kept.
+#[derive(Clone, Copy)]
+enum Backend<'a> {
+    Builtin,
+    Store(&'a Shared),
+}
+
+impl<'a> Backend<'a> {
+    fn of(inner: &'a Inner) -> Self {
+        match &inner.shared {
+            Some(shared) => Backend::Store(shared),
+            None => Backend::Builtin,
+        }
+    }
+
+    fn shared(self) -> Option<&'a Shared> {
+        match self {
+            Backend::Builtin => None,
+            Backend::Store(shared) => Some(shared),
+        }
+    }
+
+    /// Take `id` out for an answer (single use). `Err`: refused already.
+    async fn take(self, inner: &Arc<Inner>, id: &str) -> Result<Option<Taken>, Outcome> {
+        match self {
+            Backend::Builtin => {
+                let taken = lock(&inner.pending).take_deferred(id);
+                Ok(taken.and_then(Taken::from_pending))
+            }
+            Backend::Store(shared) => shared.take(inner, id).await,
+        }
+    }
+
+    /// Put back a confirmation whose answer was refused: it stays pending, in its
+    /// place.
+    async fn put_back(self, inner: &Inner, taken: Taken) {
+        match self {
+            Backend::Builtin => {
+                let Taken {
+                    d,
+                    decoded,
+                    decoded_is_input,
+                    ..
+                } = taken;
+                if let Bound::Entry(entry) = &d.bound {
+                    let entry = Arc::clone(entry);
+                    lock(&inner.pending).reinsert(into_pending(
+                        d,
+                        entry,
+                        decoded,
+                        decoded_is_input,
+                    ));
+                }
+            }
+            Backend::Store(shared) => {
+                let Taken {
+                    d, token, decoded, ..
+                } = taken;
+                drop(decoded);
+                if let Some(token) = token {
+                    shared.put_back(&d.id, &token).await;
+                }
+            }
+        }
+    }
+}
+
+/// Whether a confirmation's registration is here to run it.
+enum Belongs {
+    /// This entry is the registration (or, from another instance, one with the
+    /// same effect and sensitive paths).
+    Here(Arc<ToolEntry>),
+    /// This instance's registration is gone (its scope was disposed): the
+    /// confirmation is dropped.
+    Gone,
+    /// Another instance's registration, and this one has none of the name: it
+    /// stays pending for an instance that has.
+    Elsewhere,
+    /// Another instance's registration, and the tool of that name here is not
+    /// what the approver was shown.
+    Changed,
+}
+
+fn belongs(inner: &Inner, shared: Option<&Shared>, d: &Deferred) -> Belongs {
+    match &d.bound {
+        // A tool leaves the registry only with its scope's disposal, and a name is
+        // taken again only after: the entry is registered while its scope lives.
+        Bound::Entry(entry) if entry.scope.is_disposed() => Belongs::Gone,
+        Bound::Entry(entry) => Belongs::Here(Arc::clone(entry)),
+        Bound::Sealed(reg) => {
+            let now = inner.read_registry().get(&*d.tool).cloned();
+            let mine = shared.is_some_and(|s| s.origin() == reg.origin);
+            match now {
+                None if mine => Belongs::Gone,
+                None => Belongs::Elsewhere,
+                Some(e) if mine => {
+                    if e.serial == reg.serial {
+                        Belongs::Here(e)
+                    } else {
+                        Belongs::Gone
+                    }
+                }
+                Some(e) => {
+                    if e.effect == reg.effect && sensitive_shape(&e) == reg.sensitive {
+                        Belongs::Here(e)
+                    } else {
+                        Belongs::Changed
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn unknown_id() -> Outcome {
+    Outcome::refused(
+        RefusalCode::ConfirmationExpired,
+        "No confirmation is pending with this id: it was already used, it expired, or it never existed",
+    )
+}
+
+impl Toolmark {
+    /// Answer a deferred confirmation. An approval runs the tool as caller
+    /// [`Human`](Caller::Human) (an edited input is restored and re-validated first)
+    /// and returns the run's outcome; a rejection returns `rejected` with the
+    /// reason. Either way the agent also gets a
+    /// [`BridgeMessage::Confirmed`]. An id that was used, expired or never existed
+    /// is `confirmation_expired`; an invalid edit is `invalid` and leaves the
+    /// confirmation open for another answer. While the tool's scope is hidden
+    /// (`when` false, here or above), any answer is refused `unknown_tool` and the
+    /// confirmation stays pending until the tool shows again or it expires
+    /// ([`cancel_pending`](Self::cancel_pending) withdraws it).
+    ///
+    /// A confirmation runs only on the tool registration it was asked for: once
+    /// that tool's scope is disposed, the confirmation is dropped (the agent is told
+    /// `scope_disposed`) and an answer is refused `confirmation_expired`, even when
+    /// a tool of the same name was registered again. On another instance (with a
+    /// store), it runs only on a tool of the name with the effect and sensitive
+    /// paths the approver was shown (else `confirmation_expired`, nothing run).
+    ///
+    /// `decision` may say who decided and whether to remember it
+    /// (`Decision::approve().by("user-42").remember(For::Session)`, see
+    /// [`policy`](crate::policy)). When the policy needs a person to approve this
+    /// call, an approval without an identity is refused `not_allowed` and the
+    /// confirmation stays open.
+    ///
+    /// With a confirmation store that cannot be reached, the answer is refused
+    /// `unavailable`: the tool did not run, and the confirmation stays answerable
+    /// (see [`store`](crate::store#when-the-store-goes-away)).
+    ///
+    /// Nothing an app type does escapes this call: a panic while dropping a held
+    /// input (its `Drop`) is caught and logged.
+    pub async fn confirm_pending(&self, confirm_id: &str, decision: impl Into<Answer>) -> Outcome {
+        let (decision, by, remember_for) = decision.into().into_parts();
+        let approver = Approver::app(by.as_deref());
+        answer_caught(&self.inner, confirm_id, decision, &approver, remember_for).await
+    }
+
+    /// The open deferred confirmations, oldest first, input redacted — from the
+    /// confirmation store when one is set (every instance's), else from this
+    /// toolmark. Fails only when the store cannot be reached (`unavailable`).
+    ///
+    /// With a store, use this rather than
+    /// [`pending_confirmations`](Self::pending_confirmations), which lists only
+    /// what this process holds in memory.
+    pub async fn pending_confirmations_async(
+        &self,
+    ) -> Result<Vec<PendingConfirmation>, crate::store::StoreError> {
+        match &self.inner.shared {
+            None => Ok(self.pending_confirmations()),
+            Some(shared) => shared.list(&self.inner).await,
+        }
+    }
+
+    /// Withdraw an open confirmation (deferred, from the store when one is set, or
+    /// inline): its caller gets `cancelled` (a deferred one through the bridge, on
+    /// every instance). Returns whether it was open.
+    pub async fn cancel_pending_async(
+        &self,
+        confirm_id: &str,
+    ) -> Result<bool, crate::store::StoreError> {
+        if self.cancel_pending(confirm_id) {
+            return Ok(true);
+        }
+        let Some(shared) = &self.inner.shared else {
+            return Ok(false);
+        };
+        shared.settle(&self.inner).await?;
+        match shared.take(&self.inner, confirm_id).await {
+            Ok(Some(taken)) => {
+                dropped(&self.inner, Some(shared), &taken.d, DropReason::Cancelled).await;
+                Ok(true)
+            }
+            Ok(None) => Ok(false),
+            Err(outcome) if outcome.refusal_code() == Some(RefusalCode::Unavailable) => {
+                Err(crate::store::StoreError::unavailable(
+                    "the confirmation store did not answer; the confirmation stays pending",
+                ))
+            }
+            // A record that does not open was refused (and is gone).
+            Err(_) => Ok(false),
+        }
+    }
+}
+
+/// [`answer`], with nothing an app type does escaping it (a panic while dropping
+/// a held input is caught and logged): `confirm_pending`, and the answers of
+/// another request (`confirm/external.rs`).
+pub(crate) async fn answer_caught(
+    inner: &Arc<Inner>,
+    id: &str,
+    decision: Decision,
+    approver: &Approver,
+    remember_for: Option<For>,
+) -> Outcome {
+    let answer = answer(inner, id, decision, approver, remember_for);
+    std::panic::AssertUnwindSafe(answer)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| {
+            tracing::error!(target: "toolmark", confirm_id = id, "answering a confirmation panicked; the panic was caught");
+            Outcome::Error(crate::ToolError::new(
+                "Answering the confirmation failed unexpectedly",
+            ))
+        })
+}
+
+/// `confirm_pending`, on whichever backend.
+async fn answer(
+    inner: &Arc<Inner>,
+    id: &str,
+    decision: Decision,
+    approver: &Approver,
+    remember_for: Option<For>,
+) -> Outcome {
+    let backend = Backend::of(inner);
+    let shared = backend.shared();
+    if let Some(shared) = shared {
+        if let Err(e) = shared.settle(inner).await {
+            return crate::store::flow::unavailable(&e);
+        }
+    }
+    let mut taken = match backend.take(inner, id).await {
+        Ok(Some(taken)) => taken,
+        Ok(None) => return unknown_id(),
+        Err(outcome) => return outcome,
+    };
+    // Expiry is checked against the clock at approval time, not only by a timer.
+    if inner.now() >= taken.d.expires_at {
+        dropped(inner, shared, &taken.d, DropReason::Expired).await;
+        return Outcome::Refused(drop_refusal(DropReason::Expired));
+    }
+    // The registration it was asked for, and only that one, runs it.
+    let entry = match belongs(inner, shared, &taken.d) {
+        Belongs::Here(entry) => entry,
+        Belongs::Gone => {
+            dropped(inner, shared, &taken.d, DropReason::ScopeDisposed).await;
+            return Outcome::Refused(drop_refusal(DropReason::ScopeDisposed));
+        }
+        Belongs::Elsewhere => {
+            backend.put_back(inner, taken).await;
+            return Outcome::refused(
+                RefusalCode::UnknownTool,
+                "The confirmation's tool is not registered on this instance; it stays pending",
+            );
+        }
+        Belongs::Changed => {
+            let outcome = Outcome::refused(
+                RefusalCode::ConfirmationExpired,
+                "The tool registered under this name now is not the one this confirmation was asked for (its effect or sensitive paths changed); it was not run",
+            );
+            deliver(inner, shared, &taken.d, &outcome).await;
+            return outcome;
+        }
+    };
+    // A hidden tool is unknown, to an approver too: the confirmation waits (it is
+    // not used up) until the tool shows again or it expires.
+    if !entry.scope.visible() {
+        backend.put_back(inner, taken).await;
+        return Outcome::Refused(hidden_refusal(&entry));
+    }
+    let d = &taken.d;
+    if !decision.approved {
+        resolved(inner, id, &entry, &decision, Vec::new(), approver);
+        remember(
+            inner,
+            &entry,
+            d.caller,
+            &d.ask,
+            remember_for,
+            false,
+            decision.reason.clone(),
+            approver,
+        )
+        .await;
+        let outcome = Outcome::Refused(rejected(&decision));
+        deliver(inner, shared, d, &outcome).await;
+        return outcome;
+    }
+    if let Err(reason) = person_check(&d.ask, approver) {
+        // Not an answer this confirmation can take: it stays open for one that is.
+        backend.put_back(inner, taken).await;
+        return Outcome::refused(RefusalCode::NotAllowed, reason);
+    }
+    // A form (or wizard) changed since the call: `stale`.
+    if entry.stale_check.as_ref().map(|c| c.version()) != d.form_version {
+        resolved(inner, id, &entry, &decision, Vec::new(), approver);
+        let outcome = Outcome::Refused(crate::forms::form::stale_refusal());
+        deliver(inner, shared, d, &outcome).await;
+        return outcome;
+    }
+    let (run_input, run_decoded, edited) = match decision.input.clone() {
+        None => match taken.decoded.take() {
+            Some(decoded) => (taken.d.input.take_value(), decoded, Vec::new()),
+            None if taken.decoded_is_input => {
+                let v = taken.d.input.to_value();
+                let decoded = Box::new(taken.d.input.take_value()) as Decoded;
+                (v, decoded, Vec::new())
+            }
+            None => match inner.validate(&entry, taken.d.input.to_value()) {
+                Ok((v, decoded)) => (v, decoded, Vec::new()),
+                Err(refusal) => {
+                    // Valid when it was asked; not with this registration.
+                    let outcome = Outcome::Refused(refusal);
+                    deliver(inner, shared, &taken.d, &outcome).await;
+                    return outcome;
+                }
+            },
+        },
+        Some(edited) => {
+            let original = taken.d.input.to_value();
+            match restore_and_validate(inner, &entry, &original, edited) {
+                Ok((v, decoded)) => {
+                    let paths = diff_paths(&original, &v);
+                    (v, decoded, paths)
+                }
+                Err(issues) => {
+                    // A refused decision does not use up the id.
+                    backend.put_back(inner, taken).await;
+                    return Outcome::Refused(Refusal::invalid(issues));
+                }
+            }
+        }
+    };
+    // The decoded value stored with the call is not the one that runs (an edit).
+    drop(taken.decoded.take().map(Quiet::new));
+    let d = &taken.d;
+    resolved(inner, id, &entry, &decision, edited, approver);
+    remember(
+        inner,
+        &entry,
+        d.caller,
+        &d.ask,
+        remember_for,
+        true,
+        None,
+        approver,
+    )
+    .await;
+    let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
+    deliver(inner, shared, d, &outcome).await;
+    outcome
+}
+
+/// The tools of disposed scopes: the built-in table drops their confirmations at
+/// once; a store's are dropped in the background and, at the latest, before the
+/// next listing or answer on this instance.
+pub(crate) fn on_disposed(inner: &Arc<Inner>, nodes: &[Arc<crate::scope::ScopeNode>]) {
+    let in_nodes = |n: &Arc<crate::scope::ScopeNode>| nodes.iter().any(|d| Arc::ptr_eq(d, n));
+    let gone = lock(&inner.pending).take_where(|p| in_nodes(&p.entry.scope));
+    for p in gone {
+        inner.drop_pending(p, DropReason::ScopeDisposed);
+    }
+    if let Some(shared) = &inner.shared {
+        shared.disposed(inner);
+    }
+}
