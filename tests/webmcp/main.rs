@@ -6,7 +6,6 @@
 mod app;
 mod browser;
 #[path = "../support/external.rs"]
-#[allow(dead_code, unreachable_pub)]
 mod external;
 mod http;
 

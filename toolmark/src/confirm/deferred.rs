@@ -470,7 +470,7 @@ fn belongs(inner: &Inner, shared: Option<&Shared>, d: &Deferred) -> Belongs {
         Bound::Entry(entry) if entry.scope.is_disposed() => Belongs::Gone,
         Bound::Entry(entry) => Belongs::Here(Arc::clone(entry)),
         Bound::Sealed(reg) => {
-            let now = inner.read_registry().get(&*d.tool).cloned();
+            let now = inner.read_registry().get(&d.tool).cloned();
             let mine = shared.is_some_and(|s| s.origin() == reg.origin);
             match now {
                 None if mine => Belongs::Gone,

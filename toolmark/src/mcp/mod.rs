@@ -72,9 +72,11 @@
 //! request once the instances share what outlives a request. Give every
 //! instance the same [`RedisStore`](crate::store::RedisStore) (pending
 //! confirmations, so an approval's retry may land anywhere), the same seal key
-//! (it seals the stored records, the `requestState` handles, the approval
-//! tokens and the tasks' states; without one each process seals with a key of
-//! its own and only it opens them), and the same [`TaskStore`]:
+//! (the toolmark's one seal: it seals the stored confirmation records, and the
+//! `requestState` handles, the approval tokens and the tasks' states too, each
+//! bound to what it is and what it belongs to, so none opens as another; a
+//! Redis store needs the key, and without a store and a key each process seals
+//! with a key of its own and only it opens them), and the same [`TaskStore`]:
 //!
 //! ```no_run
 //! # #[cfg(feature = "redis")]
@@ -208,8 +210,9 @@ pub(crate) struct Config {
     pub(crate) log_level: LogLevel,
     /// The `ttlMs` of a 2026-07-28 tools/list.
     pub(crate) list_ttl_ms: u64,
-    /// Seals a multi round-trip request's `requestState`: the Toolmark's seal key
-    /// when it has one (so every instance opens it), else a key of this process
+    /// Seals a multi round-trip request's `requestState`, the approval tokens and
+    /// the tasks' states: the Toolmark's one seal (its confirmation store's, else
+    /// its seal key, so every instance opens them), else this process's key
     /// (`None` only if the OS random source failed: then no such round trips).
     pub(crate) handles: Option<crate::store::Sealer>,
     /// Tasks for clients that declare the extension (`None`: off).

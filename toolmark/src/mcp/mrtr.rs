@@ -10,9 +10,10 @@
 //! instance that shares the store and the seal key.
 //!
 //! The `requestState` is a handle, never the confirmation's content: the
-//! confirm id and its expiry, sealed whole with AES-256-GCM, with the tool's
-//! name, the caller (the HTTP `Authorization` the request came with) and the
-//! arguments the client sent as associated data. A retry opens it only with the
+//! confirm id and its expiry, sealed whole by the toolmark's one seal (the
+//! AES-256-GCM key its store's records are sealed with), with its purpose and the
+//! tool's name, the caller (the HTTP `Authorization` the request came with) and
+//! the arguments the client sent (canonical JSON) as associated data. A retry opens it only with the
 //! same tool, caller and arguments; a changed handle does not open; past its
 //! expiry (by the toolmark's clock) it is `confirmation_expired`; it is single
 //! use because the confirmation is (a replay is `confirmation_expired`); a

@@ -11,8 +11,9 @@
 //! A task's state lives in a [`TaskStore`]: in process memory by default, or
 //! one every instance shares ([`RedisTaskStore`], feature `redis`) so that any
 //! instance answers `tasks/get`, `tasks/update` and `tasks/cancel`. Every
-//! record is sealed whole (AES-256-GCM under the toolmark's seal key, the key it
-//! is stored under and the caller as associated data): a record moved, changed
+//! record is sealed whole by the toolmark's one seal (AES-256-GCM under its seal
+//! key, the record's purpose, the key it is stored under and the caller as
+//! associated data): a record moved, changed
 //! or read by another caller does not open. A record holds what the client was
 //! sent, never more: the redacted elicitation, the result as the client gets it
 //! (scrubbed of the call's secrets like every result).

@@ -598,7 +598,7 @@ impl Shared {
             }
             let alive = inner
                 .read_registry()
-                .get(&*d.tool)
+                .get(&d.tool)
                 .is_some_and(|e| e.serial == reg.serial);
             if alive {
                 continue;

@@ -1,7 +1,12 @@
 //! The one seal: every byte a confirmation store holds or publishes — a
 //! confirmation record (the tombstone of a used one holds it too), a remembered
 //! decision, a bridge message — is made here, and nothing read back from a store
-//! is trusted unless it opens here.
+//! is trusted unless it opens here. The MCP server's bytes go through it too: a
+//! multi round-trip request's `requestState`, an approval page's token and the
+//! decision made there, a task's state (`mcp/mrtr.rs`, `mcp/approval.rs`,
+//! `mcp/tasks.rs`), each under a purpose of its own and bound to what it belongs
+//! to (for a `requestState`: the tool, the caller and the arguments,
+//! [`call_binding`]).
 //!
 //! AES-256-GCM (RustCrypto `aes-gcm`) under the app's 32-byte key, a fresh 96-bit
 //! random nonce per seal, and associated data that names the format version, the
@@ -294,6 +299,28 @@ mod tests {
         let text = s.seal(Purpose::Decision, "mcp:a", b"x").unwrap();
         assert!(s.open(Purpose::Decision, "mcp:ab", &text).is_none());
         assert!(s.open(Purpose::Decision, "mcp:", &text).is_none());
+    }
+
+    #[test]
+    fn no_purpose_opens_as_another() {
+        let all = [
+            Purpose::Record,
+            Purpose::Decision,
+            Purpose::Bridge,
+            Purpose::RequestState,
+            Purpose::ElicitState,
+            Purpose::ApprovalToken,
+            Purpose::ApprovalDecision,
+            Purpose::Task,
+            Purpose::TaskCancel,
+        ];
+        let s = Sealer::new(&[7; 32]);
+        for a in all {
+            let text = s.seal(a, "k", b"x").unwrap();
+            for b in all {
+                assert_eq!(s.open(b, "k", &text).is_some(), a == b, "{a:?} as {b:?}");
+            }
+        }
     }
 
     #[test]
