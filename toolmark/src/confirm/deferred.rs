@@ -535,7 +535,16 @@ impl Toolmark {
     pub async fn confirm_pending(&self, confirm_id: &str, decision: impl Into<Answer>) -> Outcome {
         let (decision, by, remember_for) = decision.into().into_parts();
         let approver = Approver::app(by.as_deref());
-        answer_caught(&self.inner, confirm_id, decision, &approver, remember_for).await
+        let answer = answer(&self.inner, confirm_id, decision, &approver, remember_for);
+        std::panic::AssertUnwindSafe(answer)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| {
+                tracing::error!(target: "toolmark", confirm_id, "answering a confirmation panicked; the panic was caught");
+                Outcome::Error(crate::ToolError::new(
+                    "Answering the confirmation failed unexpectedly",
+                ))
+            })
     }
 
     /// The open deferred confirmations, oldest first, input redacted — from the
@@ -585,30 +594,9 @@ impl Toolmark {
     }
 }
 
-/// [`answer`], with nothing an app type does escaping it (a panic while dropping
-/// a held input is caught and logged): `confirm_pending`, and the answers of
-/// another request (`confirm/external.rs`).
-pub(crate) async fn answer_caught(
-    inner: &Arc<Inner>,
-    id: &str,
-    decision: Decision,
-    approver: &Approver,
-    remember_for: Option<For>,
-) -> Outcome {
-    let answer = answer(inner, id, decision, approver, remember_for);
-    std::panic::AssertUnwindSafe(answer)
-        .catch_unwind()
-        .await
-        .unwrap_or_else(|_| {
-            tracing::error!(target: "toolmark", confirm_id = id, "answering a confirmation panicked; the panic was caught");
-            Outcome::Error(crate::ToolError::new(
-                "Answering the confirmation failed unexpectedly",
-            ))
-        })
-}
-
-/// `confirm_pending`, on whichever backend.
-async fn answer(
+/// `confirm_pending`, on whichever backend (and the answers of another request,
+/// `confirm/external.rs`).
+pub(crate) async fn answer(
     inner: &Arc<Inner>,
     id: &str,
     decision: Decision,

@@ -19,6 +19,8 @@
 //!   carry (a `requestState`, a page token, a task record): the same key and the
 //!   same associated-data discipline as every stored record.
 
+use futures_util::FutureExt;
+
 use crate::confirm::policy::Approver;
 use crate::store::{Sealer, StoreError};
 use crate::{CallOptions, Decision, Outcome, PendingConfirmation, Toolmark};
@@ -58,7 +60,18 @@ impl Toolmark {
         decision: Decision,
         approver: Approver,
     ) -> Outcome {
-        super::deferred::answer_caught(&self.inner, id, decision, &approver, None).await
+        let answer = super::deferred::answer(&self.inner, id, decision, &approver, None);
+        // As with `confirm_pending`: nothing an app type does escapes (a panic while
+        // dropping a held input is caught and logged).
+        std::panic::AssertUnwindSafe(answer)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| {
+                tracing::error!(target: "toolmark", confirm_id = id, "answering a confirmation panicked; the panic was caught");
+                Outcome::Error(crate::ToolError::new(
+                    "Answering the confirmation failed unexpectedly",
+                ))
+            })
     }
 
     /// The seal of this toolmark: its confirmation store's (the app's key, or the
