@@ -31,6 +31,24 @@ def check(cond: bool, what: str) -> None:
         raise AssertionError(what)
 
 
+def code(r) -> str | None:
+    """A refused call's code: in `_meta["toolmark/error"]` (an error result
+    carries no structuredContent that could break the tool's output schema),
+    else in `structuredContent` (a tool without an output schema)."""
+    err = (r.meta or {}).get("toolmark/error")
+    if err is not None:
+        return err.get("code")
+    return (r.structured_content or {}).get("code")
+
+
+def message(r) -> str:
+    """A refused call's message (see `code`)."""
+    err = (r.meta or {}).get("toolmark/error")
+    if err is not None:
+        return err.get("message", "")
+    return (r.structured_content or {}).get("message", "")
+
+
 async def main(mode: str, target: str) -> None:
     list_changed = anyio.Event()
     changes = 0
@@ -72,8 +90,11 @@ async def main(mode: str, target: str) -> None:
         r = await client.call_tool("notes.add", {"text": 42})
         seen.append(repr(r))
         check(r.is_error is True, f"invalid is an error: {r}")
-        check(r.structured_content["code"] == "invalid", f"invalid code: {r}")
-        check(r.structured_content["issues"][0]["path"] == "text", f"invalid path: {r}")
+        # notes.add declares an output schema: an error result carries no
+        # structuredContent to break it; the code and issues are in `_meta`.
+        check(r.structured_content is None, f"no structuredContent on an error: {r}")
+        check(r.meta["toolmark/error"]["code"] == "invalid", f"invalid code: {r}")
+        check(r.meta["toolmark/error"]["issues"][0]["path"] == "text", f"invalid path: {r}")
         text = r.content[0].text
         check("invalid" in text and "text" in text, f"invalid text: {text}")
 
@@ -84,8 +105,8 @@ async def main(mode: str, target: str) -> None:
         # rejected by the handler
         r = await client.call_tool("pay.send", {"to": "bob", "amount": 500, "card": SECRET})
         seen.append(repr(r))
-        check(r.is_error is True and r.structured_content["code"] == "rejected", f"rejected: {r}")
-        check("need a human" in r.structured_content["message"], f"reason: {r}")
+        check(r.is_error is True and r.meta["toolmark/error"]["code"] == "rejected", f"rejected: {r}")
+        check("need a human" in r.content[0].text, f"reason: {r}")
         # invalid input at the sensitive field never quotes it
         r = await client.call_tool("pay.send", {"to": "ada", "amount": "x" + SECRET, "card": SECRET})
         seen.append(repr(r))
@@ -323,8 +344,8 @@ async def page_2026(server: str) -> None:
         # rejected on the page
         plan.append("reject")
         r = await client.call_tool("notes.purge", {})
-        check(r.is_error is True and r.structured_content["code"] == "rejected", f"rejected on the page: {r}")
-        check("not today" in r.structured_content["message"], f"the page's reason: {r}")
+        check(r.is_error is True and code(r) == "rejected", f"rejected on the page: {r}")
+        check("not today" in message(r), f"the page's reason: {r}")
         # the page itself is the app's
         import urllib.request
 
@@ -376,7 +397,7 @@ async def main_2026(mode: str, target: str) -> None:
         check(not r.is_error and r.structured_content == {"result": 1}, f"add: {r}")
         r = await client.call_tool("notes.add", {"text": 42})
         seen.append(repr(r))
-        check(r.is_error is True and r.structured_content["code"] == "invalid", f"invalid: {r}")
+        check(r.is_error is True and code(r) == "invalid", f"invalid: {r}")
 
         # MRTR: approve (the SDK answers the elicitation and retries)
         answers.append(types.ElicitResult(action="accept"))
@@ -388,7 +409,7 @@ async def main_2026(mode: str, target: str) -> None:
         answers.append(types.ElicitResult(action="decline"))
         r = await client.call_tool("pay.send", {"to": "ada", "amount": 30, "card": SECRET})
         seen.append(repr(r))
-        check(r.is_error is True and r.structured_content["code"] == "rejected", f"rejected: {r}")
+        check(r.is_error is True and code(r) == "rejected", f"rejected: {r}")
         # edit: the form carries the plain fields; the card keeps its real value
         answers.append(types.ElicitResult(action="accept", content={"amount": 7}))
         r = await client.call_tool("pay.send", {"to": "ada", "amount": 70, "card": SECRET})
@@ -417,13 +438,13 @@ async def main_2026(mode: str, target: str) -> None:
         r = await client.session.call_tool(
             "pay.send", pay, request_state=flip(ir.request_state), input_responses=accept, allow_input_required=True
         )
-        check(r.is_error is True and r.structured_content["code"] == "invalid", f"tampered: {r}")
+        check(r.is_error is True and code(r) == "invalid", f"tampered: {r}")
         # other arguments
         r = await client.session.call_tool(
             "pay.send", dict(pay, to="eve"), request_state=ir.request_state, input_responses=accept,
             allow_input_required=True,
         )
-        check(r.is_error is True and r.structured_content["code"] == "invalid", f"other arguments: {r}")
+        check(r.is_error is True and code(r) == "invalid", f"other arguments: {r}")
         # approved once ...
         r = await client.session.call_tool(
             "pay.send", pay, request_state=ir.request_state, input_responses=accept, allow_input_required=True
@@ -434,14 +455,14 @@ async def main_2026(mode: str, target: str) -> None:
         r = await client.session.call_tool(
             "pay.send", pay, request_state=ir.request_state, input_responses=accept, allow_input_required=True
         )
-        check(r.is_error is True and r.structured_content["code"] == "confirmation_expired", f"replayed: {r}")
+        check(r.is_error is True and code(r) == "confirmation_expired", f"replayed: {r}")
         # expired (the server's confirmations wait 1.5 s)
         ir = await first()
         await anyio.sleep(1.7)
         r = await client.session.call_tool(
             "pay.send", pay, request_state=ir.request_state, input_responses=accept, allow_input_required=True
         )
-        check(r.is_error is True and r.structured_content["code"] == "confirmation_expired", f"expired: {r}")
+        check(r.is_error is True and code(r) == "confirmation_expired", f"expired: {r}")
 
         # subscriptions/listen: tools/list_changed when a scope is shown and hidden
         async with client.listen(tools_list_changed=True) as sub:

@@ -21,7 +21,7 @@ import anyio
 import mcp_types as types
 from mcp import Client
 
-from python_client import SECRET, TaskCancel, TaskHandle, Tasks, check, seen, task_get, task_until
+from python_client import SECRET, TaskCancel, TaskHandle, Tasks, check, code, seen, task_get, task_until
 
 # (JSON-RPC method, backend index) of every request the proxy forwarded.
 routed: list[tuple[str, int]] = []
@@ -118,7 +118,7 @@ async def main(backends: list[str]) -> None:
                 "pay.send", pay, request_state=ir.request_state,
                 input_responses={"confirm": types.ElicitResult(action="accept")}, allow_input_required=True,
             )
-            check(r.is_error and r.structured_content["code"] == "confirmation_expired", f"replayed: {r}")
+            check(r.is_error and code(r) == "confirmation_expired", f"replayed: {r}")
 
         # a task polled across the instances
         r = await client.call_tool("slow.count", {"to": 30})
