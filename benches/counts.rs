@@ -25,7 +25,11 @@
 //! and with `--features mcp`, `rmcp_list N` / `rmcp_json N` (N `list_all` of an rmcp
 //! `ToolRouter` holding the same 10,000 tools, and that list as JSON), `rmcp_register N` (the same N typed tools built and
 //! added to an rmcp 3.11 `ToolRouter` the way its `#[tool]` macro does; not dropped),
-//! `rmcp_call N` (N calls of the same typed tool through rmcp's cached
+//! `mcp_list N` (N tools/list answers of `toolmark::mcp` for the 10,000 tools, each
+//! the first after a scope was hidden and shown again: the listing rebuilt, each
+//! tool copied into the answer, the answer as JSON), `rmcp_same_json N` (N
+//! answers of rmcp's own handler for the very same tools, titles and hints
+//! included: `list_all` into a `ListToolsResult`, as JSON) and `rmcp_call N` (N calls of the same typed tool through rmcp's cached
 //! `ToolRouter::call`: the router built once, a request context cloned per call).
 //!
 //! Every call workload clones the same input `{"a": 2, "b": 40}` per call (each side
@@ -230,6 +234,45 @@ fn after_change(n: usize, as_json: bool) {
     std::mem::forget(tm);
 }
 
+/// The first tools/list answer after each change, as `toolmark::mcp` builds it.
+#[cfg(feature = "mcp")]
+fn mcp_list(n: usize) {
+    let (tm, toggled) = manifest_tools();
+    let session = toolmark::mcp::McpServer::new(tm.clone()).session();
+    // The tools' MCP forms are made on the first listing, once per registration.
+    black_box(session.tools_for(false));
+    for _ in 0..n {
+        toggled.set_when(false);
+        toggled.set_when(true);
+        let answer = rmcp::model::ListToolsResult::with_all_items(session.tools_for(false));
+        black_box(serde_json::to_vec(&answer).unwrap());
+    }
+    std::mem::forget((tm, session));
+}
+
+/// rmcp's own handler's tools/list answer for the same tools (a `ToolRouter`
+/// holding exactly the tools Toolmark lists).
+#[cfg(feature = "mcp")]
+fn rmcp_same_json(n: usize) {
+    let (tm, _toggled) = manifest_tools();
+    let tools = toolmark::mcp::McpServer::new(tm.clone())
+        .session()
+        .tools_for(false);
+    let mut router = rmcp::handler::server::router::tool::ToolRouter::<rmcp_side::Server>::new();
+    for tool in tools {
+        router.add_route(rmcp::handler::server::router::tool::ToolRoute::new(
+            tool,
+            rmcp_side::add_route_handler,
+        ));
+    }
+    black_box(router.list_all());
+    for _ in 0..n {
+        let answer = rmcp::model::ListToolsResult::with_all_items(router.list_all());
+        black_box(serde_json::to_vec(&answer).unwrap());
+    }
+    std::mem::forget((tm, router));
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -265,6 +308,10 @@ fn main() {
             }
             std::mem::forget(router);
         }
+        #[cfg(feature = "mcp")]
+        Some("mcp_list") => mcp_list(n),
+        #[cfg(feature = "mcp")]
+        Some("rmcp_same_json") => rmcp_same_json(n),
         Some("specs") => {
             std::mem::forget(black_box(typed_specs(n)));
         }

@@ -288,8 +288,8 @@ async fn plain_arguments_become_a_generated_input() {
             "title": "AddInput",
             "type": "object",
             "properties": {
-                "a": {"type": "integer", "format": "int64", "description": "The first term"},
-                "b": {"type": ["integer", "null"], "format": "int64"},
+                "a": {"type": "integer", "description": "The first term"},
+                "b": {"type": ["integer", "null"]},
                 "secret": {"type": ["string", "null"], "writeOnly": true}
             },
             "required": ["a"]

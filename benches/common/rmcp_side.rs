@@ -31,6 +31,13 @@ pub(crate) fn typed_route(name: String) -> ToolRoute<Server> {
     ToolRoute::new(tool, add)
 }
 
+/// The handler of every tool, for routes built elsewhere.
+pub(crate) async fn add_route_handler(
+    Parameters(i): Parameters<RmcpAdd>,
+) -> Result<CallToolResult, ErrorData> {
+    add(Parameters(i)).await
+}
+
 /// The handler of every tool.
 async fn add(Parameters(i): Parameters<RmcpAdd>) -> Result<CallToolResult, ErrorData> {
     Ok(CallToolResult::structured(

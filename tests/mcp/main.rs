@@ -7,17 +7,23 @@
 
 mod ask;
 mod conformance;
+mod elicit_path;
 #[path = "../support/external.rs"]
 mod external;
+mod fallback;
 mod http;
 mod http_2026;
 #[cfg(feature = "redis")]
 mod instances;
+mod load;
 mod logging;
+mod oversize;
 mod python;
+mod quiet_logs;
 
 mod session;
 mod stateless;
+mod typescript;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

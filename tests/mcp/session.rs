@@ -79,21 +79,30 @@ async fn tools_list_pages_with_a_cursor_and_refuses_a_bad_one() {
     client.cancel().await.unwrap();
 }
 
+/// Each tool's MCP form (its schemas) is built once and shared by every session
+/// and every later listing: a change of what is visible copies no schema.
 #[tokio::test]
-async fn the_listing_is_built_once_per_manifest_version() {
+async fn each_tool_is_built_once_and_shared_across_listings() {
     let tm = approving_app(&Log::default());
     let server = McpServer::new(tm.clone());
     let a = server.session();
     let b = server.session();
     let (la, lb) = (list_of(&a), list_of(&b));
+    assert_eq!(la.len(), 6);
+    let shared = |x: &rmcp::model::Tool, y: &rmcp::model::Tool| {
+        std::sync::Arc::ptr_eq(&x.input_schema, &y.input_schema)
+    };
     assert!(
-        std::sync::Arc::ptr_eq(&la, &lb),
-        "sessions share one listing"
+        la.iter().zip(lb.iter()).all(|(x, y)| shared(x, y)),
+        "sessions share one built tool each"
     );
     tm.scope("extra").set_when(false);
     let lc = list_of(&a);
-    assert!(!std::sync::Arc::ptr_eq(&la, &lc));
     assert_eq!(lc.len(), 5);
+    for t in lc.iter() {
+        let before = la.iter().find(|x| x.name == t.name).unwrap();
+        assert!(shared(before, t), "{} was rebuilt", t.name);
+    }
 }
 
 fn list_of(s: &toolmark::mcp::McpSession) -> std::sync::Arc<Vec<rmcp::model::Tool>> {

@@ -265,7 +265,8 @@ async fn the_manifest_is_sorted_by_full_name_with_schemas_and_hints() {
     );
     assert_eq!(
         sum["annotations"],
-        json!({"readOnlyHint": true, "destructiveHint": false})
+        json!({"readOnlyHint": true, "destructiveHint": false,
+               "openWorldHint": false, "idempotentHint": true})
     );
     assert_eq!(sum["needsConfirmation"], false);
     let wipe = serde_json::to_value(&m[1]).unwrap();

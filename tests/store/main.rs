@@ -100,6 +100,17 @@ fn the_redis_tests_are_reported_ignored_unless_redis_is_expected() {
             "secrets::no_sensitive_value_is_stored_or_published_in_clear",
             "faults::redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_or_double_run",
             "rules::redis::deferred_call_returns_needs_confirmation_and_is_listed",
+            "faults::remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover",
+            "faults::redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once",
+            "tamper::a_record_with_any_part_changed_never_runs",
+            "tamper::the_listing_shows_only_what_opens",
+            "tamper::two_records_swapped_whole_run_neither",
+            "tamper::a_record_copied_onto_another_id_never_runs_twice",
+            "tamper::a_used_record_written_back_is_refused_and_never_runs_again",
+            "tamper::a_record_pushed_out_by_the_cap_and_written_back_never_runs",
+            "tamper::a_forged_remembered_decision_approves_nothing",
+            "tamper::a_remembered_decision_moved_to_another_tool_or_caller_answers_nothing",
+            "tamper::forged_relabelled_or_replayed_bridge_messages_are_not_delivered",
         ],
     );
     // The same rules on the built-in store and a MemoryStore always run.

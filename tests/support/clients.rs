@@ -48,6 +48,14 @@ const EXTERNAL_CLIENTS: &[ExternalClient] = &[
         name: "conformance",
         vars: &["TOOLMARK_NODE", "TOOLMARK_CONFORMANCE"],
     },
+    // The official TypeScript SDK client (`@modelcontextprotocol/sdk` 1.x) and the
+    // MCP Inspector CLI (`@modelcontextprotocol/inspector`) on Node 22:
+    // TOOLMARK_NODE and TOOLMARK_NODE_MODULES (the node_modules holding both,
+    // .ci/node/node_modules).
+    ExternalClient {
+        name: "typescript",
+        vars: &["TOOLMARK_NODE", "TOOLMARK_NODE_MODULES"],
+    },
     // A Chromium binary for browser tests: TOOLMARK_CHROMIUM=/usr/bin/chromium
     ExternalClient {
         name: "chromium",

@@ -118,6 +118,42 @@ pub fn conformance() -> (PathBuf, PathBuf) {
     (node, suite)
 }
 
+/// Node and the node_modules holding the TypeScript SDK (`@modelcontextprotocol/sdk`
+/// 1.x) and the MCP Inspector CLI: `$TOOLMARK_NODE` (else
+/// `.ci/node/node_modules/.bin/node`) and `$TOOLMARK_NODE_MODULES` (else
+/// `.ci/node/node_modules`).
+pub fn typescript() -> (PathBuf, PathBuf) {
+    require("typescript", cfg!(toolmark_client = "typescript"));
+    let node = path_of(
+        "TOOLMARK_NODE",
+        ".ci/node/node_modules/.bin/node",
+        "Node 22",
+    );
+    let modules = path_of(
+        "TOOLMARK_NODE_MODULES",
+        ".ci/node/node_modules",
+        "the node_modules with the TypeScript SDK and the Inspector",
+    );
+    for (file, what) in [
+        (
+            "@modelcontextprotocol/sdk/package.json",
+            "the MCP TypeScript SDK",
+        ),
+        (
+            "@modelcontextprotocol/inspector/clients/cli/build/index.js",
+            "the MCP Inspector CLI",
+        ),
+    ] {
+        assert!(
+            modules.join(file).exists(),
+            "{what} is not in {} ($TOOLMARK_NODE_MODULES): run .ci/run, which installs it \
+             and runs every test",
+            modules.display()
+        );
+    }
+    (node, modules)
+}
+
 /// A Chromium binary: `$TOOLMARK_CHROMIUM`, else `chromium` on the `PATH`.
 pub fn chromium() -> PathBuf {
     require("chromium", cfg!(toolmark_client = "chromium"));

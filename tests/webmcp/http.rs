@@ -209,19 +209,22 @@ async fn another_origin_is_refused_and_runs_nothing() {
     )
     .await;
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
-    // A Host other than loopback (DNS rebinding): refused, the script too.
-    for path in ["/toolmark/page", "/toolmark/webmcp.js"] {
-        let res = send(
-            &router,
-            Request::post(path)
-                .header("host", "evil.example")
-                .header("origin", "http://evil.example")
-                .header("x-toolmark-webmcp", "1")
-                .body(Body::from("{}"))
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(res.status(), StatusCode::FORBIDDEN, "{path}");
+    // A Host other than loopback (DNS rebinding), or a malformed one that starts
+    // like loopback: refused, the script too.
+    for host in ["evil.example", "[::1]evil", "localhost:80@evil.example"] {
+        for path in ["/toolmark/page", "/toolmark/webmcp.js"] {
+            let res = send(
+                &router,
+                Request::post(path)
+                    .header("host", host)
+                    .header("origin", format!("http://{host}"))
+                    .header("x-toolmark-webmcp", "1")
+                    .body(Body::from("{}"))
+                    .unwrap(),
+            )
+            .await;
+            assert_eq!(res.status(), StatusCode::FORBIDDEN, "{host} {path}");
+        }
     }
     assert_eq!(app.runs.load(Ordering::SeqCst), 0);
 }

@@ -26,6 +26,9 @@ pub(crate) const KEYS: &[&str] = &[
     "description",
     "title",
     "timeout",
+    "open_world",
+    "closed_world",
+    "idempotent",
 ];
 
 /// The keys `#[arg(...)]` accepts.
@@ -63,6 +66,10 @@ pub(crate) struct Attrs {
     pub(crate) title: Option<LitStr>,
     /// `timeout = "30s"`.
     pub(crate) timeout: Option<LitStr>,
+    /// `open_world` (`true`) or `closed_world` (`false`), with the key's ident.
+    pub(crate) world: Option<(bool, Ident)>,
+    /// `idempotent`.
+    pub(crate) idempotent: Option<Ident>,
 }
 
 /// `callers = [inapp, mcp]` as written.
@@ -173,6 +180,42 @@ fn parse_metas(metas: Punctuated<Meta, Token![,]>, errors: &mut Errors) -> Attrs
                         ),
                     ),
                     None => attrs.effect = Some((effect, key)),
+                }
+            }
+            "open_world" | "closed_world" | "idempotent" => {
+                if !matches!(meta, Meta::Path(_)) {
+                    let hint = match k {
+                        "idempotent" => "leave it out for a tool that is not",
+                        "open_world" => "write `closed_world` for the opposite",
+                        _ => "write `open_world` for the opposite",
+                    };
+                    errors.error(
+                        &meta,
+                        format!("`{k}` takes no value: write `{k}` alone ({hint})"),
+                    );
+                    continue;
+                }
+                if k == "idempotent" {
+                    if attrs.idempotent.is_some() {
+                        errors.error(&key, "duplicate key `idempotent`");
+                    } else {
+                        attrs.idempotent = Some(key);
+                    }
+                    continue;
+                }
+                match &attrs.world {
+                    Some((_, first)) if first == &key => {
+                        errors.error(&key, format!("duplicate key `{k}`"));
+                    }
+                    Some((_, first)) => errors.error(
+                        &key,
+                        format!(
+                            "a tool is either `open_world` (it reaches beyond the app) or \
+                             `closed_world` (only the app's own data), but both `{first}` and \
+                             `{k}` are given; keep one"
+                        ),
+                    ),
+                    None => attrs.world = Some((k == "open_world", key)),
                 }
             }
             "sensitive" => {

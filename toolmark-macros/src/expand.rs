@@ -99,6 +99,15 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
     let callers = tool.callers.iter().map(|c| format_ident!("{}", c));
     let description = &tool.description;
     let title = opt_str(tool.title.as_deref());
+    let open_world = match tool.open_world {
+        Some(open) => quote!(::core::option::Option::Some(#open)),
+        None => quote!(::core::option::Option::None),
+    };
+    let idempotent = if tool.idempotent {
+        quote!(::core::option::Option::Some(true))
+    } else {
+        quote!(::core::option::Option::None)
+    };
     let sensitive = tool.sensitive.iter().map(|s| s.lit.value());
     let summary = opt_str(tool.summary.as_ref().map(|s| s.lit.value()).as_deref());
     let timeout = match tool.timeout_ms {
@@ -151,6 +160,8 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
                     sensitive: &[#(#sensitive),*],
                     summary: #summary,
                     timeout_ms: #timeout,
+                    open_world: #open_world,
+                    idempotent: #idempotent,
                     uses_context: #uses_context,
                     states: #states_ref,
                     input_schema: __TOOLMARK_INPUT.schema,

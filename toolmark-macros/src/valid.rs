@@ -61,6 +61,10 @@ pub(crate) struct Tool {
     pub(crate) description: String,
     /// `title = "…"`.
     pub(crate) title: Option<String>,
+    /// `open_world` (`Some(true)`) or `closed_world` (`Some(false)`).
+    pub(crate) open_world: Option<bool>,
+    /// `idempotent`.
+    pub(crate) idempotent: bool,
     /// The sensitive paths.
     pub(crate) sensitive: Vec<Sensitive>,
     /// The summary template.
@@ -388,6 +392,8 @@ pub(crate) fn check(parsed: Parsed, func: &ItemFn) -> Result<Tool, syn::Error> {
         callers,
         description,
         title: attrs.title.map(|t| t.value()),
+        open_world: attrs.world.map(|(open, _)| open),
+        idempotent: attrs.idempotent.is_some(),
         sensitive,
         summary,
         timeout_ms,

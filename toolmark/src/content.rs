@@ -1,5 +1,5 @@
 //! Rich tool output: [`Content`], a list of content blocks (text, image, audio,
-//! embedded resource) in the shape MCP clients render.
+//! embedded resource, link to a resource) in the shape MCP clients render.
 
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +58,75 @@ pub enum ContentBlock {
         /// The resource.
         resource: EmbeddedResource,
     },
+    /// A link to a resource the client may read (MCP's `resource_link`), instead
+    /// of its content.
+    #[serde(rename = "resource_link")]
+    ResourceLink(ResourceLink),
+}
+
+/// A link inside [`ContentBlock::ResourceLink`]: where the resource is and what
+/// it is called.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceLink {
+    /// The resource's URI.
+    pub uri: String,
+    /// Its name (an identifier a client may show).
+    pub name: String,
+    /// A human title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its MIME type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Its size in bytes, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+}
+
+impl ResourceLink {
+    /// A link to `uri` named `name`.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+        }
+    }
+
+    /// With a human title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// With a description.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// With a MIME type.
+    #[must_use]
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// With a size in bytes.
+    #[must_use]
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.size = Some(bytes);
+        self
+    }
 }
 
 /// A resource inside [`ContentBlock::Resource`]: text or a base64 blob.
@@ -146,6 +215,25 @@ impl Content {
                 blob: Some(blob.into()),
             },
         })
+    }
+
+    /// This content plus a link to a resource (MCP's `resource_link` block).
+    ///
+    /// ```
+    /// use toolmark::{Content, ResourceLink};
+    ///
+    /// let out = Content::text("The report is ready.").resource_link(
+    ///     ResourceLink::new("file:///reports/q3.pdf", "q3.pdf").mime_type("application/pdf"),
+    /// );
+    /// assert_eq!(
+    ///     serde_json::to_value(&out).unwrap()["content"][1],
+    ///     serde_json::json!({"type": "resource_link", "uri": "file:///reports/q3.pdf",
+    ///                        "name": "q3.pdf", "mimeType": "application/pdf"})
+    /// );
+    /// ```
+    #[must_use]
+    pub fn resource_link(self, link: ResourceLink) -> Self {
+        self.push(ContentBlock::ResourceLink(link))
     }
 
     /// This content plus `block`.

@@ -163,7 +163,9 @@ impl fmt::Display for RegisterError {
                     f,
                     "missing_confirm_handler: tool `{tool}` needs confirmation, but none of its \
                      callers ({}) has a confirmation path; give the builder a \
-                     `confirm_handler(..)`, or allow a deferred-mode caller such as inapp",
+                     `confirm_handler(..)`, allow a deferred-mode caller such as inapp, or \
+                     (for an MCP server that confirms by elicitation) declare \
+                     `client_confirms(Caller::Mcp)`",
                     names.join(", ")
                 )
             }

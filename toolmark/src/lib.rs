@@ -104,6 +104,8 @@ mod error;
 pub mod event;
 mod forms;
 pub mod guide;
+#[cfg(any(feature = "mcp", feature = "webmcp"))]
+mod http_host;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -171,7 +173,7 @@ pub use crate::confirm::{
     Ask, Change, ConfirmHandler, ConfirmQueue, ConfirmRequest, ConfirmResult, Decision,
     PendingConfirmation, QueueHandler,
 };
-pub use crate::content::{Content, ContentBlock, EmbeddedResource};
+pub use crate::content::{Content, ContentBlock, EmbeddedResource, ResourceLink};
 pub use crate::error::{CollectError, ConfigError, RegisterError};
 pub use crate::event::{Bridge, BridgeMessage, Event, Events};
 pub use crate::forms::form::{Form, FormOptions, OnSubmit};
@@ -221,7 +223,11 @@ pub use crate::tools::spec::{Decoded, Effect, StateNeed, ToolAnnotations, ToolIn
 /// `inapp`, `webmcp`, `mcp`, `tour`, `test`; default: all), `summary = "…{field}…"`,
 /// `description = "…"` (default: the doc comment, lines joined and trimmed),
 /// `title = "…"`, `timeout = "30s"` (humantime syntax; replaces the builder's
-/// `call_timeout` for this tool). Names and scope segments are `[A-Za-z0-9_-]+`.
+/// `call_timeout` for this tool), `open_world` or `closed_world` (whether the tool
+/// reaches beyond the app; default: only consequential tools do, see
+/// [`ToolSpec::open_world`]), `idempotent` (a retry with the same input has no
+/// further effect; default: only reads, see [`ToolSpec::idempotent`]). Names and
+/// scope segments are `[A-Za-z0-9_-]+`.
 ///
 /// **Parameters**, in any order: [`ToolContext`], any number of [`State<T>`], and
 /// either one *input type* (a type of yours, `Deserialize + JsonSchema`, that is the

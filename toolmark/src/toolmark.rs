@@ -53,6 +53,9 @@ pub(crate) struct Config {
     /// The seal key of stored confirmations.
     pub(crate) sealer: Option<crate::store::Sealer>,
     pub(crate) policy: Option<crate::policy::Policy>,
+    /// Callers whose transport asks their client to confirm
+    /// (`ToolmarkBuilder::client_confirms`): a confirmation path at registration.
+    pub(crate) client_confirms: crate::CallerSet,
     /// The options declared for scopes by path (`ToolmarkBuilder::scope_at`),
     /// applied whenever such a scope is created.
     pub(crate) scopes: HashMap<String, ScopeOptions>,
@@ -115,6 +118,33 @@ impl ToolmarkBuilder {
             self.config.modes[caller as usize] = mode;
         } else {
             self.mode_errors.push(caller);
+        }
+        self
+    }
+
+    /// Declare that `caller`'s transport asks its own client to confirm: an MCP
+    /// server with
+    /// [`confirm_by_elicitation`](crate::mcp::McpServer::confirm_by_elicitation)
+    /// does, for [`Caller::Mcp`]. Registration then counts that caller as a
+    /// confirmation path, so a consequential or destructive tool only that
+    /// caller may call registers without an app confirm handler. Whether one
+    /// client has the path is still decided per client, call by call: an MCP
+    /// client that answers elicitations lists and calls such a tool, one that
+    /// does not has it hidden and is refused `not_allowed`.
+    ///
+    /// ```
+    /// use toolmark::{Caller, Effect, ToolSpec, Toolmark};
+    ///
+    /// let tm = Toolmark::builder().client_confirms(Caller::Mcp).build().unwrap();
+    /// let send = ToolSpec::new("send", "Send the newsletter")
+    ///     .effect(Effect::Consequential)
+    ///     .callers([Caller::Mcp])
+    ///     .handler(|_ctx, _input| async { Ok(serde_json::json!("sent")) });
+    /// assert!(tm.register(send, Default::default()).is_ok());
+    /// ```
+    pub fn client_confirms(mut self, caller: Caller) -> Self {
+        if caller != Caller::Human {
+            self.config.client_confirms = self.config.client_confirms.with(caller);
         }
         self
     }
@@ -560,6 +590,7 @@ impl Toolmark {
                 store: None,
                 sealer: None,
                 policy: None,
+                client_confirms: crate::CallerSet::EMPTY,
                 scopes: HashMap::new(),
                 client_session_decisions: false,
             },
@@ -896,7 +927,7 @@ impl Inner {
 
     /// Every registered tool sorted by full name, re-sorted only when tools were
     /// added or removed (not when a scope is shown or hidden).
-    fn sorted_tools(&self) -> Arc<[Arc<ToolEntry>]> {
+    pub(crate) fn sorted_tools(&self) -> Arc<[Arc<ToolEntry>]> {
         let version = self.tools_version.load(Ordering::Acquire);
         let mut sorted = lock(&self.sorted_tools);
         if let Some((v, list)) = sorted.as_ref() {

@@ -27,11 +27,14 @@ pub(crate) fn shared_schema_for<T: schemars::JsonSchema + 'static>() -> std::syn
     Arc::clone(map.entry(id).or_insert(schema))
 }
 
-/// The JSON Schema (draft 2020-12) of `T`, as schemars writes it.
+/// The JSON Schema (draft 2020-12) of `T`, as schemars writes it, made standard
+/// (no schemars-only formats: see `tools::schema`).
 pub(crate) fn schema_for<T: schemars::JsonSchema>() -> Value {
-    schemars::SchemaGenerator::default()
+    let mut schema = schemars::SchemaGenerator::default()
         .into_root_schema_for::<T>()
-        .to_value()
+        .to_value();
+    crate::tools::schema::standardize(&mut schema);
+    schema
 }
 
 mod track;

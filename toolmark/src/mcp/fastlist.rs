@@ -20,46 +20,61 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::list::Catalog;
+use super::Elicitation;
 use crate::sync::lock;
 
-/// The first page of tools/list, serialized, for one manifest version.
+/// The first page of tools/list, serialized, for one manifest version: one for
+/// clients that answer elicitations (they also see the guarded tools the server
+/// confirms by asking them), one for those that do not.
 pub(crate) struct FastList {
     catalog: Arc<Catalog>,
+    policy: Option<Elicitation>,
     page_size: usize,
     ttl_ms: u64,
     limit: usize,
-    page: Mutex<Option<(u64, Bytes)>>,
+    pages: Mutex<[Option<(u64, Bytes)>; 2]>,
 }
 
 impl FastList {
-    pub(crate) fn new(catalog: Arc<Catalog>, page_size: usize, ttl_ms: u64, limit: usize) -> Self {
+    pub(crate) fn new(
+        catalog: Arc<Catalog>,
+        policy: Option<Elicitation>,
+        page_size: usize,
+        ttl_ms: u64,
+        limit: usize,
+    ) -> Self {
         FastList {
             catalog,
+            policy,
             page_size,
             ttl_ms,
             limit,
-            page: Mutex::new(None),
+            pages: Mutex::new([None, None]),
         }
     }
 
-    /// The serialized `result` of the first page, rebuilt only when the
-    /// manifest version moved.
-    fn page(&self) -> Option<Bytes> {
-        let listing = self.catalog.listing();
-        if let Some((v, bytes)) = lock(&self.page).as_ref() {
+    /// The serialized `result` of the first page for a client that answers
+    /// elicitations (`elicits`) or not, rebuilt only when the manifest version
+    /// moved.
+    fn page(&self, elicits: bool) -> Option<Bytes> {
+        let listing = self.catalog.listing(self.policy.as_ref());
+        let slot = usize::from(elicits);
+        if let Some((v, bytes)) = &lock(&self.pages)[slot] {
             if *v == listing.version {
                 return Some(bytes.clone());
             }
         }
-        let end = self.page_size.min(listing.tools.len());
-        let mut result = ListToolsResult::with_all_items(listing.tools[..end].to_vec());
-        if end < listing.tools.len() {
+        let tools = listing.for_client(elicits);
+        let end = self.page_size.min(tools.len());
+        let page = tools[..end].iter().map(|t| t.tool.clone()).collect();
+        let mut result = ListToolsResult::with_all_items(page);
+        if end < tools.len() {
             result.next_cursor = Some(end.to_string());
         }
         result.result_type = Some(ResultType::COMPLETE);
         super::stateless::cache_hints(&mut result, self.ttl_ms);
         let bytes = Bytes::from(serde_json::to_vec(&result).ok()?);
-        *lock(&self.page) = Some((listing.version, bytes.clone()));
+        lock(&self.pages)[slot] = Some((listing.version, bytes.clone()));
         Some(bytes)
     }
 }
@@ -144,6 +159,16 @@ fn fast(m: &Message) -> bool {
             .is_some_and(Value::is_object)
 }
 
+/// Whether the request's `_meta` declares the client answers elicitations.
+fn elicits(m: &Message) -> bool {
+    m.params
+        .as_ref()
+        .and_then(|p| p.meta.as_ref())
+        .and_then(|meta| meta.get("io.modelcontextprotocol/clientCapabilities"))
+        .and_then(|caps| caps.get("elicitation"))
+        .is_some_and(Value::is_object)
+}
+
 /// The layer: answer a first-page 2026-07-28 tools/list from the cached page.
 pub(crate) async fn serve(State(list): State<Arc<FastList>>, req: Request, next: Next) -> Response {
     let version = ProtocolVersion::V_2026_07_28;
@@ -161,7 +186,7 @@ pub(crate) async fn serve(State(list): State<Arc<FastList>>, req: Request, next:
         return (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large").into_response();
     };
     let page = match serde_json::from_slice::<Message>(&bytes) {
-        Ok(m) if fast(&m) => list.page().map(|p| (m.id, p)),
+        Ok(m) if fast(&m) => list.page(elicits(&m)).map(|p| (m.id, p)),
         _ => None,
     };
     let Some((id, page)) = page else {

@@ -7,8 +7,11 @@ use std::sync::Arc;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::model::{
     CancelTaskParams, GetTaskParams, GetTaskResult, SubscriptionFilter, UpdateTaskParams,
@@ -19,9 +22,10 @@ use serde_json::Value;
 
 use super::client::{from_rmcp, McpClient, Notes, SessionLevel};
 use super::elicit::ElicitHandler;
-use super::list::Catalog;
+use super::fallback;
+use super::list::{Catalog, McpTool};
 use super::mrtr;
-use super::result::call_result;
+use super::result::{call_result, OutputShape};
 use super::stateless;
 use super::tasks;
 use super::Config;
@@ -43,6 +47,8 @@ pub struct McpSession {
     /// This session's id for decisions remembered `For::Session` (random, made
     /// here; ended with the session).
     session: Arc<str>,
+    /// Counts this session among the router's live ones while it lives.
+    pub(crate) slot: Option<super::http::SessionSlot>,
 }
 
 impl Drop for McpSession {
@@ -66,13 +72,25 @@ impl McpSession {
             catalog,
             level,
             session: Arc::from(crate::confirm::new_confirm_id()),
+            slot: None,
         }
     }
 
-    /// The tools this session lists now (built once per manifest version and
-    /// shared by the sessions of one Toolmark).
+    /// The tools this session lists now to a client that does not answer
+    /// elicitations (built once per manifest version and shared by the
+    /// sessions of one Toolmark).
     pub fn tools(&self) -> Arc<Vec<rmcp::model::Tool>> {
-        self.catalog.listing().tools.clone()
+        Arc::new(self.tools_for(false))
+    }
+
+    /// The tools this session lists now to a client that answers elicitations
+    /// (`elicits`: with [`McpServer::confirm_by_elicitation`](super::McpServer::confirm_by_elicitation),
+    /// also the guarded tools the server confirms by asking it), or to one that
+    /// does not.
+    pub fn tools_for(&self, elicits: bool) -> Vec<rmcp::model::Tool> {
+        let listing = self.catalog.listing(self.config.elicitation.as_ref());
+        let tools = listing.for_client(elicits);
+        tools.iter().map(|t| t.tool.clone()).collect()
     }
 
     /// The Toolmark this session calls.
@@ -119,6 +137,18 @@ impl McpSession {
     }
 }
 
+impl McpSession {
+    /// The app's own handler for the methods that are not tool methods.
+    fn fallback(&self) -> Option<&dyn super::fallback::Fallback> {
+        self.config.fallback.as_deref()
+    }
+}
+
+/// Whether the session's client declared it answers elicitations.
+fn elicits(peer: &rmcp::service::Peer<RoleServer>) -> bool {
+    !peer.supported_elicitation_modes().is_empty()
+}
+
 fn bad_cursor() -> ErrorData {
     ErrorData::invalid_params("Invalid cursor: list the tools again from the start", None)
 }
@@ -145,7 +175,81 @@ impl ServerHandler for McpSession {
         if let Some(text) = &self.config.instructions {
             info = info.with_instructions(text.clone());
         }
+        if let Some(fallback) = &self.config.fallback {
+            let theirs = fallback.info();
+            super::fallback::merge(&mut info.capabilities, theirs.capabilities);
+            if info.instructions.is_none() {
+                info.instructions = theirs.instructions;
+            }
+        }
         info
+    }
+
+    // Every method that is not a tool method goes to the app's own handler
+    // (`McpServer::fallback_handler`), or is "method not found".
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        fallback::complete(self.fallback(), request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        fallback::get_prompt(self.fallback(), request, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        fallback::list_prompts(self.fallback(), request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        fallback::list_resources(self.fallback(), request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        fallback::list_resource_templates(self.fallback(), request, context).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        fallback::read_resource(self.fallback(), request, context).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        fallback::subscribe(self.fallback(), request, context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        fallback::unsubscribe(self.fallback(), request, context).await
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -162,7 +266,8 @@ impl ServerHandler for McpSession {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.catalog.add_peer(context.peer);
+        self.catalog
+            .add_peer(context.peer, self.config.elicitation.clone());
     }
 
     fn accepted_subscription_filter(
@@ -173,7 +278,12 @@ impl ServerHandler for McpSession {
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
-        stateless::listen(Arc::clone(&self.catalog), subscription).await;
+        stateless::listen(
+            Arc::clone(&self.catalog),
+            self.config.elicitation.clone(),
+            subscription,
+        )
+        .await;
         Ok(())
     }
 
@@ -203,17 +313,19 @@ impl ServerHandler for McpSession {
         let Some(record) = tasks.load(&request.task_id, &principal).await? else {
             return Err(tasks::not_found());
         };
-        let known = self.catalog.listing().known.get(&record.tool).cloned();
-        let wrap = known.as_ref().is_some_and(|k| k.wrap);
+        let entry = self.catalog.tm.inner.lookup(&record.tool);
+        let shape = entry
+            .as_ref()
+            .map_or(OutputShape::Undeclared, |e| McpTool::of(e).shape);
         let caps = context.client_capabilities();
-        let mode = known.and_then(|k| self.client_mode(&record.tool, k.effect, caps.as_ref()));
+        let mode = entry.and_then(|e| self.client_mode(&record.tool, e.effect, caps.as_ref()));
         tasks::update(
             &self.catalog.tm,
             tasks,
             &request.task_id,
             &principal,
             &request.input_responses,
-            wrap,
+            shape,
             mode,
         )
         .await
@@ -230,12 +342,8 @@ impl ServerHandler for McpSession {
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        let listing = self.catalog.listing();
-        let i = listing
-            .tools
-            .binary_search_by(|t| t.name.as_ref().cmp(name))
-            .ok()?;
-        Some(listing.tools[i].clone())
+        let entry = self.catalog.tm.inner.lookup(name)?;
+        Some(McpTool::of(&entry).tool.clone())
     }
 
     async fn list_tools(
@@ -243,18 +351,29 @@ impl ServerHandler for McpSession {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let listing = self.catalog.listing();
+        let listing = self.catalog.listing(self.config.elicitation.as_ref());
+        // A client that answers elicitations also sees the guarded tools this
+        // server confirms by asking it.
+        let tools = listing.for_client(if stateless::is_modern(&context) {
+            // 2026-07-28: the capabilities the request's `_meta` declares.
+            context
+                .client_capabilities()
+                .is_some_and(|c| c.elicitation.is_some())
+        } else {
+            elicits(&context.peer)
+        });
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
             Some(c) => c
                 .parse::<usize>()
                 .ok()
-                .filter(|n| *n <= listing.tools.len())
+                .filter(|n| *n <= tools.len())
                 .ok_or_else(bad_cursor)?,
         };
-        let end = (start + self.config.page_size).min(listing.tools.len());
-        let mut result = ListToolsResult::with_all_items(listing.tools[start..end].to_vec());
-        if end < listing.tools.len() {
+        let end = start.saturating_add(self.config.page_size).min(tools.len());
+        let page = tools[start..end].iter().map(|t| t.tool.clone()).collect();
+        let mut result = ListToolsResult::with_all_items(page);
+        if end < tools.len() {
             result.next_cursor = Some(end.to_string());
         }
         if stateless::is_modern(&context) {
@@ -266,12 +385,13 @@ impl ServerHandler for McpSession {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let listing = self.catalog.listing();
         let name = request.name.as_ref();
-        let known = listing.known.get(name).cloned();
-        let input = request.arguments.map_or(Value::Null, Value::Object);
+        let entry = self.catalog.tm.inner.lookup(name);
+        // Taken out of the message before rmcp logged it (see `quiet`).
+        let input = super::quiet::arguments(request.arguments, &mut context)
+            .map_or(Value::Null, Value::Object);
         // notifications/cancelled and the session's end both cancel `ct`.
         let mut options = CallOptions::new(Caller::Mcp)
             .signal(context.ct.clone())
@@ -306,7 +426,10 @@ impl ServerHandler for McpSession {
         if let Some(client) = McpClient::of(&context.peer) {
             options = options.client(client);
         }
-        let effect = known.as_ref().map(|k| k.effect);
+        let effect = entry.as_ref().map(|e| e.effect);
+        let shape = entry
+            .as_ref()
+            .map_or(OutputShape::Undeclared, |e| McpTool::of(e).shape);
         // 2026-07-28: the client's capabilities are in each request's `_meta`
         // (read once per call).
         let caps = if modern {
@@ -327,13 +450,13 @@ impl ServerHandler for McpSession {
                 name: name.to_owned(),
                 args: input,
                 principal: mrtr::principal(&context),
-                wrap: known.as_ref().is_some_and(|k| k.wrap),
+                shape,
                 by_client: mode,
             };
             return start.run(options).await;
         }
         let legacy_elicits = !modern
-            && !context.peer.supported_elicitation_modes().is_empty()
+            && elicits(&context.peer)
             && effect.is_some_and(|e| {
                 self.config
                     .elicitation
@@ -363,9 +486,7 @@ impl ServerHandler for McpSession {
                             .client(mrtr::RoundClient(Arc::clone(&round)));
                         Some((round, principal, input.clone()))
                     }
-                    Err(outcome) => {
-                        return Ok(call_result(outcome, known.is_some_and(|k| k.wrap)).into())
-                    }
+                    Err(outcome) => return Ok(call_result(outcome, shape).into()),
                 }
             }
             _ => None,
@@ -444,6 +565,6 @@ impl ServerHandler for McpSession {
                 Some(serde_json::json!({"code": "unknown_tool"})),
             ));
         }
-        Ok(call_result(outcome, known.is_some_and(|k| k.wrap)).into())
+        Ok(call_result(outcome, shape).into())
     }
 }

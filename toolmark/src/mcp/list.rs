@@ -1,7 +1,11 @@
-//! tools/list: the `Mcp` manifest as rmcp tools, built once per manifest version,
-//! and the coalesced `notifications/tools/list_changed` to every session.
+//! tools/list: the `Mcp` manifest as rmcp tools, and the coalesced
+//! `notifications/tools/list_changed` to every session.
+//!
+//! Each registered tool's rmcp [`Tool`] is built once (on its first listing) and
+//! kept on the tool's own entry; a listing is the visible ones, in the core's
+//! sorted order, built once per manifest version: after a change it costs a
+//! filter and a reference count per tool, never a schema copy.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -12,27 +16,57 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::elicit::Elicitation;
+use super::result::OutputShape;
 use crate::event::Event;
 use crate::sync::lock;
-use crate::{Caller, Effect, ToolInfo, Toolmark};
+use crate::tools::registry::ToolEntry;
+use crate::{Caller, ToolInfo, Toolmark};
 
 /// How long the watcher waits after a change for more before notifying.
 pub(crate) const COALESCE: Duration = Duration::from_millis(20);
 
-/// One tool as the server sees it when a call comes in.
-#[derive(Clone, Debug)]
-pub(crate) struct Known {
-    pub(crate) effect: Effect,
-    /// Whether outputs are wrapped as `{"result": …}` (the output schema is not an
-    /// object schema).
-    pub(crate) wrap: bool,
+/// One registered tool as MCP lists it, built once per registration.
+#[derive(Debug)]
+pub(crate) struct McpTool {
+    pub(crate) tool: Tool,
+    /// How its results are shaped (its output schema).
+    pub(crate) shape: OutputShape,
 }
+
+impl McpTool {
+    /// The MCP form of `entry` (built on first use, then shared).
+    pub(crate) fn of(entry: &ToolEntry) -> &Arc<McpTool> {
+        entry
+            .mcp
+            .get_or_init(|| Arc::new(to_tool(&entry.info(Caller::Mcp))))
+    }
+}
+
+/// The tools of one list, in order.
+pub(crate) type Tools = Arc<[Arc<McpTool>]>;
 
 /// The tools of one manifest version.
 pub(crate) struct Listing {
     pub(crate) version: u64,
-    pub(crate) tools: Arc<Vec<Tool>>,
-    pub(crate) known: HashMap<String, Known>,
+    /// The elicitation policy it was built for.
+    policy: Option<Elicitation>,
+    /// What a client sees that the server cannot ask to confirm.
+    pub(crate) plain: Tools,
+    /// What a client sees that the server asks to confirm by elicitation: the
+    /// plain list plus the guarded tools only that path confirms (`None`: the
+    /// same as `plain`).
+    pub(crate) asking: Option<Tools>,
+}
+
+impl Listing {
+    /// The list for a client that can (`elicits`) or cannot answer elicitations.
+    pub(crate) fn for_client(&self, elicits: bool) -> &Tools {
+        match (&self.asking, elicits) {
+            (Some(asking), true) => asking,
+            _ => &self.plain,
+        }
+    }
 }
 
 /// A Toolmark's MCP view: its listing (cached per manifest version) and the
@@ -59,41 +93,46 @@ impl Catalog {
         })
     }
 
-    /// The current listing: rebuilt only when the manifest version moved.
-    pub(crate) fn listing(&self) -> Arc<Listing> {
+    /// The current listing for a server confirming by `policy`: rebuilt only
+    /// when the manifest version moved.
+    pub(crate) fn listing(&self, policy: Option<&Elicitation>) -> Arc<Listing> {
         let version = self.tm.manifest_version();
         if let Some(l) = lock(&self.listing).as_ref() {
-            if l.version == version {
+            if l.version == version && l.policy.as_ref() == policy {
                 return Arc::clone(l);
             }
         }
-        let manifest = self.tm.manifest(Caller::Mcp);
-        let mut known = HashMap::with_capacity(manifest.len());
-        let tools: Vec<Tool> = manifest
-            .iter()
-            .map(|info| {
-                let (tool, wrap) = to_tool(info);
-                known.insert(
-                    info.name.clone(),
-                    Known {
-                        effect: info.effect,
-                        wrap,
-                    },
-                );
-                tool
-            })
-            .collect();
+        let inner = &self.tm.inner;
+        let entries = inner.sorted_tools();
+        let mut plain = Vec::with_capacity(entries.len());
+        let mut asking = Vec::new();
+        let mut differs = false;
+        for entry in entries.iter() {
+            if inner.can_see(entry, Caller::Mcp) {
+                let tool = McpTool::of(entry);
+                if policy.is_some() {
+                    asking.push(Arc::clone(tool));
+                }
+                plain.push(Arc::clone(tool));
+            } else if policy.is_some_and(|p| client_confirms(p, entry)) {
+                // Hidden only for want of a confirmation path: this server has
+                // one for clients that answer elicitations.
+                asking.push(Arc::clone(McpTool::of(entry)));
+                differs = true;
+            }
+        }
         let listing = Arc::new(Listing {
             version,
-            tools: Arc::new(tools),
-            known,
+            policy: policy.cloned(),
+            plain: plain.into(),
+            asking: differs.then(|| asking.into()),
         });
         *lock(&self.listing) = Some(Arc::clone(&listing));
         listing
     }
 
     /// Notify `peer` of list changes from now on (until its transport closes).
-    pub(crate) fn add_peer(self: &Arc<Self>, peer: Peer<RoleServer>) {
+    pub(crate) fn add_peer(self: &Arc<Self>, peer: Peer<RoleServer>, policy: Option<Elicitation>) {
         {
             let mut peers = lock(&self.peers);
             peers.retain(|p| !p.is_transport_closed());
@@ -101,11 +140,13 @@ impl Catalog {
         }
         self.watching.call_once(|| {
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                let first = self.listing(policy.as_ref());
                 handle.spawn(watch(
                     Arc::downgrade(self),
                     self.tm.events(),
                     self.stop.clone(),
-                    self.listing().tools.clone(),
+                    policy,
+                    first,
                 ));
             }
         });
@@ -118,13 +159,29 @@ impl Catalog {
     }
 }
 
+/// Whether a guarded tool `Mcp` cannot see only for want of a confirmation path
+/// is one the server confirms by asking the client (visible, allowed for `Mcp`,
+/// covered by `policy`).
+pub(crate) fn client_confirms(policy: &Elicitation, entry: &ToolEntry) -> bool {
+    entry.guarded()
+        && entry.callers.contains(Caller::Mcp)
+        && entry.scope.visible()
+        && policy.covers(&entry.name, entry.effect)
+}
+
+/// Whether two lists hold the same tools (the same registrations, in order).
+fn same(a: &Tools, b: &Tools) -> bool {
+    a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| Arc::ptr_eq(x, y))
+}
+
 /// Waits for manifest changes, lets a burst settle, and sends one
 /// `list_changed` per settled change of what `Mcp` sees.
 async fn watch(
     catalog: Weak<Catalog>,
     mut events: crate::Events,
     stop: CancellationToken,
-    mut sent: Arc<Vec<Tool>>,
+    policy: Option<Elicitation>,
+    mut sent: Arc<Listing>,
 ) {
     loop {
         let event = tokio::select! {
@@ -144,8 +201,10 @@ async fn watch(
         let Some(catalog) = catalog.upgrade() else {
             return;
         };
-        let now = catalog.listing().tools.clone();
-        if now == sent {
+        let now = catalog.listing(policy.as_ref());
+        if same(now.for_client(false), sent.for_client(false))
+            && same(now.for_client(true), sent.for_client(true))
+        {
             continue;
         }
         sent = now;
@@ -156,24 +215,54 @@ async fn watch(
     }
 }
 
-/// A manifest entry as an rmcp tool, and whether its outputs are wrapped.
-fn to_tool(info: &ToolInfo) -> (Tool, bool) {
+/// A manifest entry as an rmcp tool: every annotation set, a title for every
+/// tool (the given one, else one made from the name).
+fn to_tool(info: &ToolInfo) -> McpTool {
     let input = match info.input_schema.as_ref() {
         Value::Object(o) => o.clone(),
         _ => JsonObject::from_iter([("type".to_owned(), json!("object"))]),
     };
+    let title = info
+        .title
+        .clone()
+        .unwrap_or_else(|| default_title(&info.name));
     let mut tool = Tool::new(info.name.clone(), info.description.clone(), input)
-        .with_annotations(super::annotations(info.effect, info.title.as_deref()));
-    if let Some(t) = &info.title {
-        tool = tool.with_title(t.clone());
-    }
-    let mut wrap = false;
+        .with_annotations(super::annotations(info, &title))
+        .with_title(title);
+    let mut shape = OutputShape::Undeclared;
     if let Some(schema) = &info.output_schema {
         let (schema, wrapped) = output_schema(schema);
-        wrap = wrapped;
+        shape = if wrapped {
+            OutputShape::Wrapped
+        } else {
+            OutputShape::Object
+        };
         tool = tool.with_raw_output_schema(Arc::new(schema));
     }
-    (tool, wrap)
+    McpTool { tool, shape }
+}
+
+/// A title made from a full name: the tool's own name in words, then its scope
+/// (`billing.send_invoice` → `Send invoice (billing)`).
+pub(crate) fn default_title(full: &str) -> String {
+    let (scope, name) = match full.rsplit_once('.') {
+        Some((scope, name)) => (Some(scope), name),
+        None => (None, full),
+    };
+    let mut title = String::with_capacity(full.len() + 3);
+    for (i, c) in name.chars().enumerate() {
+        match c {
+            '_' | '-' => title.push(' '),
+            c if i == 0 => title.extend(c.to_uppercase()),
+            c => title.push(c),
+        }
+    }
+    if let Some(scope) = scope {
+        title.push_str(" (");
+        title.push_str(scope);
+        title.push(')');
+    }
+    title
 }
 
 /// An output schema as MCP wants it (an object schema): a non-object schema is
@@ -202,6 +291,16 @@ pub(crate) fn output_schema(schema: &Value) -> (JsonObject, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn default_titles_read_as_words_with_their_scope() {
+        assert_eq!(default_title("ping"), "Ping");
+        assert_eq!(
+            default_title("billing.send_invoice"),
+            "Send invoice (billing)"
+        );
+        assert_eq!(default_title("a.b.dry-run"), "Dry run (a.b)");
+    }
 
     #[test]
     fn object_output_schemas_are_kept_and_others_wrapped_with_defs_at_the_root() {

@@ -14,10 +14,10 @@
 //!
 //! - **tools/list**: the manifest for [`Caller::Mcp`](crate::Caller::Mcp), sorted
 //!   by name, each tool with its input schema (sensitive properties marked
-//!   `writeOnly`), its output schema when known, and annotations from its
-//!   [`Effect`] (`readOnlyHint`, `destructiveHint`, `openWorldHint`
-//!   for consequential tools). Built once per manifest version and paged with a
-//!   cursor ([`McpServer::page_size`]).
+//!   `writeOnly`), its output schema when known, a title, and every annotation
+//!   (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`: see
+//!   [Working with real clients](#working-with-real-clients)). One page by
+//!   default; [`McpServer::page_size`] pages it with a cursor.
 //! - **notifications/tools/list_changed** to every connected session whenever the
 //!   list changes (a scope shown, hidden or disposed, a tool registered),
 //!   coalesced: a burst of changes sends one notification.
@@ -27,9 +27,10 @@
 //!   outcome is mapped by [`call_result`]: an `ok` output is `structuredContent`
 //!   (an object; any other value is wrapped as `{"result": …}`) plus the same JSON
 //!   as text; a refusal or a tool error is `isError: true` with a text naming the
-//!   code, the message and every issue, and the same as `structuredContent`
-//!   (`{code, message, issues}`), so a model can correct its input. An unknown
-//!   tool is the JSON-RPC error `-32602`.
+//!   code, the message and every issue, so a model can correct its input, and
+//!   the same `{code, message, issues}` in `_meta` under [`ERROR_META_KEY`] (and
+//!   as `structuredContent` only for a tool that declares no output schema). An
+//!   unknown tool is the JSON-RPC error `-32602`.
 //! - **Logging**: the server declares the `logging` capability;
 //!   [`ToolContext::log`](crate::ToolContext::log) messages (scrubbed of the
 //!   call's secrets) become `notifications/message` at or above the level the
@@ -45,10 +46,70 @@
 //!   [`ConfirmHandler`](crate::ConfirmHandler), while the call stays open. With
 //!   [`McpServer::confirm_by_elicitation`] the server asks the calling client
 //!   instead (`elicitation/create`); see [`Elicitation`] for when that is safe.
+//!   That is a confirmation path of its own, per client: with no app handler, a
+//!   client that answers elicitations lists and calls the guarded tools the
+//!   policy covers, and a client that does not has them hidden (`not_allowed`).
+//! - **Everything else**: resources, prompts and completions go to an rmcp
+//!   handler of your own ([`McpServer::fallback_handler`]); without one they
+//!   are "method not found".
 //!
 //! Over HTTP ([`McpServer::router`], [`McpServer::serve_http`]) the server checks
-//! `Host` and `Origin` (loopback only unless configured), an optional bearer
-//! token, and the body size before parsing, each as a tower layer.
+//! `Host` (strictly parsed) and `Origin` (loopback only unless configured), an
+//! optional bearer token, the body size before parsing, and the number of live
+//! sessions, each as a tower layer ([`HttpOptions`]).
+//!
+//! # Working with real clients
+//!
+//! Each of these is tested against the client named, in CI.
+//!
+//! - **Error results every client reads.** The TypeScript SDK and the MCP
+//!   Inspector (and the desktop hosts built like them) check a result's
+//!   `structuredContent` against the tool's `outputSchema` even when `isError`
+//!   is set, and throw the whole result away when it does not match. So an
+//!   error result of a tool with an output schema has no `structuredContent`:
+//!   the model reads `"<code>: <message>"` and the issues in the text, a program
+//!   reads `_meta["toolmark/error"]`.
+//! - **Hints and titles on every tool.** `readOnlyHint` and `destructiveHint`
+//!   come from the effect; `openWorldHint` says whether the tool reaches beyond
+//!   the app (by default only consequential tools do; say otherwise with
+//!   `#[tool(open_world)]` / `#[tool(closed_world)]` or
+//!   [`ToolSpec::open_world`](crate::ToolSpec::open_world)); `idempotentHint`
+//!   says whether a retry is harmless (by default only reads;
+//!   `#[tool(idempotent)]`, [`ToolSpec::idempotent`](crate::ToolSpec::idempotent)).
+//!   A tool without a `title` is listed with one made from its name
+//!   (`billing.send_invoice` → `Send invoice (billing)`).
+//! - **Standard schemas.** Every schema is JSON Schema 2020-12 as validators
+//!   know it: schemars' number formats (`uint32`, `int64`, `double`, …) become
+//!   the bounds they mean (`minimum: 0`, `maximum: 4294967295`), other unknown
+//!   formats are dropped, where the schema is made — so MCP and the provider
+//!   formats of [`agent`](crate::agent) send the same.
+//! - **Large lists.** tools/list answers in one page (the Inspector follows at
+//!   most 64 pages; a 10,000-tool server listed 100 at a time was cut short).
+//!   Each tool is turned into its MCP form once; a change of what is visible
+//!   costs a filter, not a rebuild.
+//! - **Secrets stay out of rmcp's logs.** rmcp logs every request it receives
+//!   at DEBUG (and TRACE), a `tools/call` with its arguments. The server takes
+//!   the arguments out before rmcp reads the message (a layer over HTTP, the
+//!   [`Quiet`] transport over stdio and [`McpServer::serve_transport`]), so no
+//!   log level shows them. Nothing to do, unless you serve
+//!   [`McpServer::session`] on a transport yourself: then wrap the transport
+//!   with [`McpServer::serve_transport`] instead, or keep the `rmcp` target
+//!   below DEBUG in your subscriber (`RUST_LOG=rmcp=info`).
+//! - **Oversized bodies** are a readable 413, with a length or chunked: the
+//!   server reads on and throws the body away (up to 64 MiB, 30 s), answers,
+//!   and closes, so a client that writes its whole body first reads the status
+//!   instead of a reset connection.
+//! - **Bounded sessions.** At most [`HttpOptions::max_sessions`] live sessions
+//!   (default 1,024; one more `initialize` is 503 with `Retry-After`), each
+//!   closed after [`HttpOptions::session_idle_timeout`] without a request
+//!   (default 5 minutes): a client that vanishes without closing costs memory
+//!   only that long. [`McpServer::live_sessions`] tells how many there are.
+//! - **Bearer tokens and OAuth.** [`HttpOptions::bearer_token`] accepts the
+//!   scheme in any case (`bearer`, RFC 7235) and refuses an empty token when the
+//!   server is built ([`McpConfigError`]). Behind a token, publish RFC 9728
+//!   metadata with [`HttpOptions::protected_resource`]: it is served at
+//!   `/.well-known/oauth-protected-resource` ([`McpServer::well_known`] to
+//!   mount it yourself) and named in every 401's `WWW-Authenticate`.
 //!
 //! # Protocol revisions
 //!
@@ -143,11 +204,13 @@
 mod approval;
 mod client;
 mod elicit;
+mod fallback;
 mod fastlist;
 mod handler;
 mod http;
-mod list;
+pub(crate) mod list;
 mod mrtr;
+mod quiet;
 mod result;
 mod stateless;
 mod tasks;
@@ -155,13 +218,14 @@ mod tasks;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::{Effect, LogLevel, Toolmark};
+use crate::{LogLevel, Toolmark};
 
 pub use approval::ApprovalPage;
 pub use elicit::Elicitation;
 pub use handler::McpSession;
-pub use http::HttpOptions;
-pub use result::call_result;
+pub use http::{HttpOptions, McpConfigError, ProtectedResource};
+pub use quiet::Quiet;
+pub use result::{call_result, OutputShape, ERROR_META_KEY};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use tasks::RedisTaskStore;
@@ -219,6 +283,10 @@ pub(crate) struct Config {
     pub(crate) tasks: Option<Arc<tasks::Tasks>>,
     /// Approval by the person on the app's page (URL-mode elicitation).
     pub(crate) approval: Option<ApprovalPage>,
+    /// The HTTP sessions alive now (shared by clones of the server).
+    pub(crate) live_sessions: Arc<std::sync::atomic::AtomicUsize>,
+    /// The app's own handler for the methods that are not tool methods.
+    pub(crate) fallback: Option<Arc<dyn fallback::Fallback>>,
 }
 
 impl Config {
@@ -258,7 +326,7 @@ impl McpServer {
                 source,
                 shared_catalog,
                 elicitation: None,
-                page_size: 100,
+                page_size: usize::MAX,
                 http: HttpOptions::default(),
                 name: "toolmark".to_owned(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -270,6 +338,8 @@ impl McpServer {
                     .map(|h| Arc::new(tasks::Tasks::new(TaskOptions::default(), h))),
                 handles,
                 approval: None,
+                live_sessions: Arc::default(),
+                fallback: None,
             }),
         }
     }
@@ -293,6 +363,8 @@ impl McpServer {
                     handles: c.handles.clone(),
                     tasks: c.tasks.clone(),
                     approval: c.approval.clone(),
+                    live_sessions: Arc::clone(&c.live_sessions),
+                    fallback: c.fallback.clone(),
                 };
                 f(&mut copy);
                 self.config = Arc::new(copy);
@@ -319,8 +391,11 @@ impl McpServer {
         self.edit(|c| c.instructions = Some(text))
     }
 
-    /// Tools per tools/list page (default 100; at least 1). A longer list comes
-    /// in pages linked by `nextCursor`.
+    /// Tools per tools/list page (at least 1). A longer list comes in pages
+    /// linked by `nextCursor`. Default: every tool in one page, as rmcp's own
+    /// handler answers, because common clients stop following cursors after a
+    /// number of pages (the MCP Inspector after 64) and would list a large
+    /// server only in part.
     #[must_use]
     pub fn page_size(self, n: usize) -> Self {
         self.edit(|c| c.page_size = n.max(1))
@@ -367,6 +442,13 @@ impl McpServer {
     /// Ask the calling client to confirm, with `elicitation/create`, instead of
     /// the app's handler, for the tools `policy` covers. Off by default: see
     /// [`Elicitation`] for what an elicitation answer is worth.
+    ///
+    /// This is a confirmation path of its own, per client: without an app
+    /// handler, a client that declared elicitation lists and calls the tools the
+    /// policy covers; one that did not has them hidden (a call is `not_allowed`).
+    /// For a tool only MCP may call, also tell the builder
+    /// ([`ToolmarkBuilder::client_confirms`](crate::ToolmarkBuilder::client_confirms)`(Caller::Mcp)`),
+    /// so registration counts this path.
     #[must_use]
     pub fn confirm_by_elicitation(self, policy: Elicitation) -> Self {
         self.edit(|c| c.elicitation = Some(policy))
@@ -380,6 +462,48 @@ impl McpServer {
     #[must_use]
     pub fn approve_on_page(self, page: ApprovalPage) -> Self {
         self.edit(|c| c.approval = Some(page))
+    }
+
+    /// The app's own rmcp [`ServerHandler`](rmcp::ServerHandler) for every
+    /// method that is not a tool method: resources (list, templates, read,
+    /// subscribe), prompts and completions go to `handler`, and the server
+    /// declares its capabilities for them beside Toolmark's tools. Tools stay
+    /// Toolmark's: the handler's own tool methods are never called. One handler
+    /// serves every session (share your state inside it).
+    ///
+    /// ```
+    /// use rmcp::model::{
+    ///     ListResourcesResult, PaginatedRequestParams, Resource, ServerCapabilities, ServerConfig,
+    /// };
+    /// use rmcp::service::RequestContext;
+    /// use rmcp::{ErrorData, RoleServer, ServerHandler};
+    /// use toolmark::mcp::McpServer;
+    ///
+    /// struct Docs;
+    ///
+    /// impl ServerHandler for Docs {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_resources().build())
+    ///     }
+    ///
+    ///     async fn list_resources(
+    ///         &self,
+    ///         _request: Option<PaginatedRequestParams>,
+    ///         _context: RequestContext<RoleServer>,
+    ///     ) -> Result<ListResourcesResult, ErrorData> {
+    ///         let readme = Resource::new("docs://readme", "readme");
+    ///         Ok(ListResourcesResult::with_all_items(vec![readme]))
+    ///     }
+    /// }
+    ///
+    /// # let tm = toolmark::Toolmark::builder().build().unwrap();
+    /// let server = McpServer::new(tm).fallback_handler(Docs);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn fallback_handler(self, handler: impl rmcp::ServerHandler) -> Self {
+        let handler: Arc<dyn fallback::Fallback> = Arc::new(handler);
+        self.edit(|c| c.fallback = Some(handler))
     }
 
     /// The HTTP checks ([`HttpOptions`]) of [`router`](Self::router) and
@@ -402,10 +526,21 @@ impl McpServer {
 
     /// Serve one session over stdin/stdout until the client disconnects.
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
+        self.serve_transport(rmcp::transport::stdio()).await
+    }
+
+    /// Serve one session on any rmcp transport (an in-process duplex, a
+    /// socket) until the client disconnects, with a call's arguments kept out
+    /// of rmcp's own logs ([`Quiet`]).
+    pub async fn serve_transport<T, E, A>(&self, transport: T) -> std::io::Result<()>
+    where
+        T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         use rmcp::ServiceExt;
         let running = self
             .session()
-            .serve(rmcp::transport::stdio())
+            .serve(Quiet::new(transport.into_transport()))
             .await
             .map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
@@ -427,17 +562,13 @@ impl fmt::Debug for McpServer {
     }
 }
 
-/// The MCP annotations of an effect.
-pub(crate) fn annotations(effect: Effect, title: Option<&str>) -> rmcp::model::ToolAnnotations {
-    let mut a = match title {
-        Some(t) => rmcp::model::ToolAnnotations::with_title(t),
-        None => rmcp::model::ToolAnnotations::new(),
-    };
-    a = match effect {
-        Effect::Read => a.read_only(true),
-        Effect::Write => a.read_only(false).destructive(false),
-        Effect::Consequential => a.read_only(false).destructive(false).open_world(true),
-        Effect::Destructive => a.read_only(false).destructive(true),
-    };
-    a
+/// The MCP annotations of a tool: every hint set, from its effect and what it
+/// declared (`open_world`, `idempotent`).
+pub(crate) fn annotations(info: &crate::ToolInfo, title: &str) -> rmcp::model::ToolAnnotations {
+    let hints = &info.annotations;
+    rmcp::model::ToolAnnotations::with_title(title)
+        .read_only(hints.read_only_hint)
+        .destructive(hints.destructive_hint)
+        .idempotent(hints.idempotent_hint)
+        .open_world(hints.open_world_hint)
 }

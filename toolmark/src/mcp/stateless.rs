@@ -13,7 +13,8 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::RoleServer;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::list::{Catalog, COALESCE};
+use super::list::{Catalog, Tools, COALESCE};
+use super::Elicitation;
 use crate::event::Event;
 
 /// Whether `context` is a request of the 2026-07-28 revision (or later): no
@@ -37,13 +38,17 @@ pub(crate) fn accepted(requested: &SubscriptionFilter) -> Option<SubscriptionFil
 /// Serve one `subscriptions/listen` stream until the client cancels it: one
 /// `notifications/tools/list_changed` per settled change of what the `Mcp`
 /// caller sees (a burst of changes is one notification, as for sessions).
-pub(crate) async fn listen(catalog: Arc<Catalog>, subscription: SubscriptionContext) {
+pub(crate) async fn listen(
+    catalog: Arc<Catalog>,
+    policy: Option<Elicitation>,
+    subscription: SubscriptionContext,
+) {
     if subscription.accepted().tools_list_changed != Some(true) {
         subscription.cancelled().await;
         return;
     }
     let mut events = catalog.tm.events();
-    let mut sent = catalog.listing().tools.clone();
+    let mut sent = catalog.listing(policy.as_ref());
     loop {
         let event = tokio::select! {
             () = subscription.cancelled() => return,
@@ -59,8 +64,10 @@ pub(crate) async fn listen(catalog: Arc<Catalog>, subscription: SubscriptionCont
             () = tokio::time::sleep(COALESCE) => {}
         }
         while events.try_recv().is_ok() {}
-        let now = catalog.listing().tools.clone();
-        if now == sent {
+        let now = catalog.listing(policy.as_ref());
+        if same(now.for_client(false), sent.for_client(false))
+            && same(now.for_client(true), sent.for_client(true))
+        {
             continue;
         }
         sent = now;
@@ -73,6 +80,11 @@ pub(crate) async fn listen(catalog: Arc<Catalog>, subscription: SubscriptionCont
             return;
         }
     }
+}
+
+/// Whether two lists hold the same tools (the same registrations, in order).
+fn same(a: &Tools, b: &Tools) -> bool {
+    a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| Arc::ptr_eq(x, y))
 }
 
 /// The cache hints of a 2026-07-28 `tools/list` page: fresh for `ttl_ms`, and

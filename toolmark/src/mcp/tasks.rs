@@ -458,8 +458,8 @@ pub(crate) struct Start {
     pub(crate) name: String,
     pub(crate) args: Value,
     pub(crate) principal: String,
-    /// Outputs wrapped as `{"result": …}`.
-    pub(crate) wrap: bool,
+    /// How the tool's results are shaped (its output schema).
+    pub(crate) shape: super::OutputShape,
     /// Confirmed through the client (a form, or the app's page) rather than by
     /// the app's handler.
     pub(crate) by_client: Option<super::mrtr::Mode>,
@@ -518,7 +518,7 @@ impl Start {
                         crate::RefusalCode::Cancelled,
                         "The call was cancelled",
                     ),
-                    false,
+                    self.shape,
                 )
                 .into()),
                 asking @ Ending::Asking { .. } => {
@@ -583,7 +583,7 @@ impl Start {
             &self.tasks,
             outcome,
             signal,
-            self.wrap,
+            self.shape,
             self.by_client.as_ref(),
         )
         .await
@@ -599,7 +599,7 @@ async fn ending_of(
     tasks: &Tasks,
     outcome: crate::Outcome,
     signal: &CancellationToken,
-    wrap: bool,
+    shape: super::OutputShape,
     by_client: Option<&super::mrtr::Mode>,
 ) -> Ending {
     use crate::{Outcome, RefusalCode};
@@ -631,7 +631,7 @@ async fn ending_of(
         }
         _ => {}
     }
-    Ending::Done(super::call_result(outcome, wrap))
+    Ending::Done(super::call_result(outcome, shape))
 }
 
 fn record_of(tm: &crate::Toolmark, tool: &str, created_ms: u64, ending: Ending) -> Record {
@@ -679,7 +679,7 @@ pub(crate) async fn update(
     id: &str,
     principal: &str,
     responses: &InputResponses,
-    wrap: bool,
+    shape: super::OutputShape,
     mode: Option<super::mrtr::Mode>,
 ) -> Result<(), ErrorData> {
     let Some(record) = tasks.load(id, principal).await? else {
@@ -704,7 +704,7 @@ pub(crate) async fn update(
             crate::RefusalCode::ConfirmationExpired,
             "The confirmation expired before it was answered",
         );
-        let ending = ending_of(tm, tasks, outcome, &CancellationToken::new(), wrap, None).await;
+        let ending = ending_of(tm, tasks, outcome, &CancellationToken::new(), shape, None).await;
         let end = record_of(tm, &record.tool, record.created_ms, ending);
         return tasks
             .save(id, principal, &end)
@@ -743,7 +743,7 @@ pub(crate) async fn update(
         {
             return;
         }
-        let ending = ending_of(&tm, &tasks, outcome, &CancellationToken::new(), wrap, None).await;
+        let ending = ending_of(&tm, &tasks, outcome, &CancellationToken::new(), shape, None).await;
         let end = record_of(&tm, &record.tool, record.created_ms, ending);
         if let Err(e) = tasks.save(&id, &principal, &end).await {
             tracing::warn!(target: "toolmark::mcp", error = %e, "a task's end could not be stored");

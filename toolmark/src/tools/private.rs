@@ -43,6 +43,11 @@ pub struct ToolRecord {
     pub sensitive: &'static [&'static str],
     pub summary: Option<&'static str>,
     pub timeout_ms: Option<u64>,
+    /// `open_world` (`Some(true)`) or `closed_world` (`Some(false)`); `None`: the
+    /// effect's default.
+    pub open_world: Option<bool>,
+    /// `idempotent` (`Some(true)`); `None`: the effect's default.
+    pub idempotent: Option<bool>,
     /// The fn takes a `ToolContext` or a `State<T>` (otherwise a call needs no
     /// context of its own).
     pub uses_context: bool,
@@ -99,6 +104,8 @@ impl ToolRecord {
             spec.callers = self.callers.iter().copied().collect();
         }
         spec.title = self.title.map(str::to_owned);
+        spec.open_world = self.open_world;
+        spec.idempotent = self.idempotent;
         spec.sensitive = crate::tools::spec::SensitiveSource::Static {
             paths: self.sensitive.iter().map(|s| (*s).to_owned()).collect(),
             rust_names: true,

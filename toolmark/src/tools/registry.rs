@@ -58,6 +58,10 @@ pub(crate) struct ToolEntry {
     pub(crate) timeout: Option<Duration>,
     /// Whether the run reads its context (see `ToolSpec::uses_context`).
     pub(crate) uses_context: bool,
+    /// MCP's `openWorldHint` (the spec's, or the effect's default).
+    pub(crate) open_world: bool,
+    /// MCP's `idempotentHint` (the spec's, or the effect's default).
+    pub(crate) idempotent: bool,
     /// The manifest's title.
     pub(crate) title: Option<Box<str>>,
     /// The manifest's description.
@@ -78,6 +82,9 @@ pub(crate) struct ToolEntry {
     pub(crate) summary: Option<Box<Template>>,
     pub(crate) stale_check: Option<Box<StaleCheck>>,
     pub(crate) changes_fn: Option<Box<ChangesFn>>,
+    /// The tool as MCP lists it, built on its first listing.
+    #[cfg(feature = "mcp")]
+    pub(crate) mcp: std::sync::OnceLock<Arc<crate::mcp::list::McpTool>>,
 }
 
 /// The next registration serial.
@@ -147,6 +154,8 @@ impl ToolEntry {
             annotations: ToolAnnotations {
                 read_only_hint: self.effect == Effect::Read,
                 destructive_hint: self.effect == Effect::Destructive,
+                open_world_hint: self.open_world,
+                idempotent_hint: self.idempotent,
             },
             needs_confirmation: self.guarded() && caller != Caller::Human,
         }
@@ -405,7 +414,12 @@ pub(crate) fn prepare(
             .iter()
             .filter(|c| *c != Caller::Human)
             .collect();
-        let has_path = |c: &Caller| !config.lacks_approver(&full, node, spec.effect, *c);
+        // A caller whose client confirms (an MCP server asking by elicitation)
+        // has a path too; which of its clients do is decided per call.
+        let has_path = |c: &Caller| {
+            !config.lacks_approver(&full, node, spec.effect, *c)
+                || config.client_confirms.contains(*c)
+        };
         if !non_human.is_empty() && !non_human.iter().any(has_path) {
             return Err(RegisterError::MissingConfirmHandler {
                 tool: full,
@@ -485,6 +499,8 @@ pub(crate) fn prepare(
         callers: spec.callers,
         timeout: spec.timeout,
         uses_context: spec.uses_context,
+        open_world: spec.open_world.unwrap_or(spec.effect.open_world()),
+        idempotent: spec.idempotent.unwrap_or(spec.effect.idempotent()),
         decode,
         unknown: crate::call::input::UnknownCheck::for_shared(&raw_schema),
         keys,
@@ -494,5 +510,7 @@ pub(crate) fn prepare(
         summary,
         stale_check: spec.stale_check.map(Box::new),
         changes_fn: spec.changes_fn.map(Box::new),
+        #[cfg(feature = "mcp")]
+        mcp: std::sync::OnceLock::new(),
     })
 }

@@ -39,6 +39,23 @@ impl Effect {
         matches!(self, Effect::Consequential | Effect::Destructive)
     }
 
+    /// Whether a tool of this effect reaches beyond the app by default (MCP's
+    /// `openWorldHint`): only [`Consequential`](Effect::Consequential) ones,
+    /// whose consequences are outside the app by definition (sends, pays,
+    /// publishes). Reads, writes and deletions touch the app's own data unless
+    /// the tool says otherwise (`#[tool(open_world)]`, [`ToolSpec::open_world`]).
+    pub const fn open_world(self) -> bool {
+        matches!(self, Effect::Consequential)
+    }
+
+    /// Whether a tool of this effect is idempotent by default (MCP's
+    /// `idempotentHint`): only [`Read`](Effect::Read) ones. A write, a send or a
+    /// deletion may or may not be; say so with `#[tool(idempotent)]` or
+    /// [`ToolSpec::idempotent`].
+    pub const fn idempotent(self) -> bool {
+        matches!(self, Effect::Read)
+    }
+
     /// The lowercase name.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -166,6 +183,10 @@ pub struct ToolSpec {
     pub(crate) input_schema: Option<Arc<Value>>,
     pub(crate) output_schema: Option<Arc<Value>>,
     pub(crate) effect: Effect,
+    /// `None`: the effect's default ([`Effect::open_world`]).
+    pub(crate) open_world: Option<bool>,
+    /// `None`: the effect's default ([`Effect::idempotent`]).
+    pub(crate) idempotent: Option<bool>,
     pub(crate) callers: CallerSet,
     pub(crate) sensitive: SensitiveSource,
     pub(crate) summary: Option<String>,
@@ -195,6 +216,8 @@ impl ToolSpec {
             input_schema: None,
             output_schema: None,
             effect: Effect::Write,
+            open_world: None,
+            idempotent: None,
             callers: CallerSet::ALL,
             sensitive: SensitiveSource::Static {
                 paths: Vec::new(),
@@ -265,16 +288,21 @@ impl ToolSpec {
 
     /// The JSON Schema of the input (an object schema). Dynamic tools' inputs are
     /// validated against it (the `jsonschema` crate); sensitive paths are checked
-    /// against it at registration.
+    /// against it at registration. Kept standard JSON Schema 2020-12: a format
+    /// outside that vocabulary is dropped (schemars' integer formats become the
+    /// bounds they mean, `"uint8"` → `minimum: 0, maximum: 255`).
     #[must_use]
-    pub fn input_schema(mut self, schema: Value) -> Self {
+    pub fn input_schema(mut self, mut schema: Value) -> Self {
+        crate::tools::schema::standardize(&mut schema);
         self.input_schema = Some(Arc::new(schema));
         self
     }
 
-    /// The JSON Schema of the output, shown as the manifest's `outputSchema`.
+    /// The JSON Schema of the output, shown as the manifest's `outputSchema`
+    /// (made standard the same way as [`input_schema`](Self::input_schema)).
     #[must_use]
-    pub fn output_schema(mut self, schema: Value) -> Self {
+    pub fn output_schema(mut self, mut schema: Value) -> Self {
+        crate::tools::schema::standardize(&mut schema);
         self.output_schema = Some(Arc::new(schema));
         self
     }
@@ -290,6 +318,36 @@ impl ToolSpec {
     #[must_use]
     pub fn effect(mut self, effect: Effect) -> Self {
         self.effect = effect;
+        self
+    }
+
+    /// Whether the tool reaches beyond the app, into an open world of things it
+    /// does not own (other people's inboxes, a payment network, the web), or only
+    /// the app's own data (a closed world): MCP's `openWorldHint`. Default: the
+    /// effect's ([`Effect::open_world`]: only consequential tools are open).
+    ///
+    /// ```
+    /// use toolmark::{Effect, ToolSpec};
+    ///
+    /// // Reads the web: a read that is open-world.
+    /// let fetch = ToolSpec::new("fetch_page", "Fetch a web page")
+    ///     .effect(Effect::Read)
+    ///     .open_world(true);
+    /// # let _ = fetch;
+    /// ```
+    #[must_use]
+    pub fn open_world(mut self, open: bool) -> Self {
+        self.open_world = Some(open);
+        self
+    }
+
+    /// Whether calling the tool again with the same input has no further effect
+    /// (setting a value, deleting by id): MCP's `idempotentHint`, which lets a
+    /// client retry safely. Default: the effect's ([`Effect::idempotent`]: only
+    /// reads).
+    #[must_use]
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = Some(idempotent);
         self
     }
 
@@ -416,7 +474,7 @@ impl fmt::Debug for ToolSpec {
     }
 }
 
-/// MCP-style behaviour hints of a tool.
+/// MCP-style behaviour hints of a tool, every one set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
@@ -424,6 +482,12 @@ pub struct ToolAnnotations {
     pub read_only_hint: bool,
     /// The tool may destroy data (effect `destructive`).
     pub destructive_hint: bool,
+    /// The tool reaches beyond the app ([`ToolSpec::open_world`]; by default
+    /// only consequential tools).
+    pub open_world_hint: bool,
+    /// Calling again with the same input has no further effect
+    /// ([`ToolSpec::idempotent`]; by default only reads).
+    pub idempotent_hint: bool,
 }
 
 /// One tool as a caller sees it in the manifest.

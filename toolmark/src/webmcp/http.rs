@@ -25,6 +25,7 @@ use super::page::{Page, StreamGuard};
 use super::result::{failure, tool_result};
 use super::Shared;
 use crate::event::Event;
+use crate::http_host::{parse_host, split_host};
 use crate::{CallOptions, Caller, ConfirmHandler, ConfirmRequest, Decision};
 
 /// The header every request of the shim carries (a custom header: a page of
@@ -114,22 +115,12 @@ fn host_of(req: &Request) -> Option<String> {
         .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()))
 }
 
-/// `"host:port"` → (`host`, `Some(port)`); `"[::1]:80"` → (`[::1]`, `Some("80")`).
-fn split_host(s: &str) -> (&str, Option<&str>) {
-    if s.starts_with('[') {
-        return match s.find(']') {
-            Some(i) => (&s[..=i], s[i + 1..].strip_prefix(':')),
-            None => (s, None),
-        };
-    }
-    match s.rsplit_once(':') {
-        Some((h, p)) if !h.contains(':') => (h, Some(p)),
-        _ => (s, None),
-    }
-}
-
 pub(crate) fn host_ok(allowed: Option<&[String]>, host: &str) -> bool {
-    let (name, port) = split_host(host);
+    // A malformed value (`[::1]evil`, `localhost:80@evil`) is refused whatever
+    // the list says: the parser MCP's HTTP checks use too.
+    let Some((name, port)) = parse_host(host) else {
+        return false;
+    };
     let ok = |entry: &str| {
         let (e_name, e_port) = split_host(entry);
         e_name.eq_ignore_ascii_case(name) && (e_port.is_none() || e_port == port)
@@ -151,7 +142,7 @@ pub(crate) fn same_origin(origin: &str, host: &str) -> bool {
     } else {
         return false;
     };
-    if rest.is_empty() || rest.contains(['/', '?', '#', '@']) {
+    if rest.is_empty() || rest.contains(['/', '?', '#', '@']) || parse_host(rest).is_none() {
         return false;
     }
     let norm = |s: &str| {
@@ -608,5 +599,40 @@ mod tests {
         let list = vec!["app.example.com".to_owned()];
         assert!(host_ok(Some(&list), "app.example.com:8443"));
         assert!(!host_ok(Some(&list), "localhost"));
+    }
+
+    /// The class MCP's HTTP checks refuse, refused here too (one parser): a
+    /// value that starts like an allowed host but is not one.
+    #[test]
+    fn malformed_hosts_and_origins_are_refused() {
+        let wide = vec![
+            "localhost".to_owned(),
+            "[::1]".to_owned(),
+            "host".to_owned(),
+        ];
+        for bad in [
+            "[::1]evil",
+            "[::1]:80evil",
+            "[::1",
+            "host@evil",
+            "localhost:80@evil",
+            "localhost:",
+            "localhost:99999",
+            "localhost:80:80",
+            "local host",
+            "localhost/evil",
+            "%6cocalhost",
+            "",
+        ] {
+            assert!(!host_ok(None, bad), "{bad}");
+            assert!(!host_ok(Some(&wide), bad), "{bad}");
+        }
+        for (origin, host) in [
+            ("http://[::1]evil", "[::1]"),
+            ("http://localhost:80x", "localhost"),
+            ("http://local host", "local host"),
+        ] {
+            assert!(!same_origin(origin, host), "{origin} vs {host}");
+        }
     }
 }

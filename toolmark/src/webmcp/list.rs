@@ -143,6 +143,8 @@ mod tests {
             annotations: ToolAnnotations {
                 read_only_hint: effect == Effect::Read,
                 destructive_hint: effect == Effect::Destructive,
+                open_world_hint: effect.open_world(),
+                idempotent_hint: effect.idempotent(),
             },
             needs_confirmation: effect.needs_confirmation(),
         }
@@ -160,7 +162,13 @@ mod tests {
             let a = annotations(&info(effect));
             assert_eq!(a["readOnlyHint"], json!(read_only), "{effect:?}");
             assert_eq!(a["consequentialHint"], json!(consequential), "{effect:?}");
-            assert_eq!(a["untrustedContentHint"], json!(false), "{effect:?}");
+            // Open-world tools (by default the consequential ones) may return
+            // what the world wrote.
+            assert_eq!(
+                a["untrustedContentHint"],
+                json!(effect.open_world()),
+                "{effect:?}"
+            );
             // Toolmark's own hints are kept beside them.
             assert_eq!(
                 a["destructiveHint"],

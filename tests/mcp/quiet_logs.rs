@@ -1,0 +1,173 @@
+//! A secret sent in a `tools/call` never reaches any log, rmcp's own included:
+//! every event of every target is captured at TRACE while the call goes through
+//! the stream transport (what stdio uses) and through HTTP. The clients here
+//! are raw JSON (an rmcp client would log its own request).
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use toolmark::mcp::McpServer;
+use tracing_subscriber::fmt::MakeWriter;
+
+use crate::*;
+
+/// Everything the subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for Captured {
+    type Writer = Captured;
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// A TRACE subscriber for every target, for this thread (the tests run on a
+/// current-thread runtime, so every task the server spawns is on it).
+fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
+    let out = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(out.clone())
+        .finish();
+    (out, tracing::subscriber::set_default(subscriber))
+}
+
+fn initialize() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string()
+}
+
+fn pay_call(id: u64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "pay.send", "arguments": {"to": "ada", "amount": 5, "card": SECRET}}})
+    .to_string()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn rmcp_never_logs_a_secret_argument_over_the_stream_transport() {
+    let (logs, _guard) = capture();
+    let log = Log::default();
+    let server = McpServer::new(approving_app(&log));
+    let (a, b) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move { server.serve_transport(a).await });
+    let (read, mut write) = tokio::io::split(b);
+    let mut lines = BufReader::new(read).lines();
+    write
+        .write_all(format!("{}\n", initialize()).as_bytes())
+        .await
+        .unwrap();
+    lines.next_line().await.unwrap().unwrap();
+    write
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await
+        .unwrap();
+    write
+        .write_all(format!("{}\n", pay_call(2)).as_bytes())
+        .await
+        .unwrap();
+    let answer = loop {
+        let line = lines.next_line().await.unwrap().unwrap();
+        if line.contains("\"id\":2") {
+            break line;
+        }
+    };
+    assert!(answer.contains("\"paid\":5"), "{answer}");
+    assert!(
+        log.get().contains(&"paid 5 to ada".to_owned()),
+        "the tool got its arguments"
+    );
+    let text = logs.text();
+    assert!(
+        text.contains("rmcp::service") && text.contains("received request"),
+        "rmcp's logs were not captured:\n{text}"
+    );
+    assert!(!text.contains(SECRET), "a secret in the logs:\n{text}");
+    assert!(
+        !text.contains("4111"),
+        "part of a secret in the logs:\n{text}"
+    );
+}
+
+/// One HTTP/1.1 POST on a fresh connection; the whole answer.
+async fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &str) -> String {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let session = session.map_or(String::new(), |id| {
+        format!("mcp-session-id: {id}\r\nmcp-protocol-version: 2025-11-25\r\n")
+    });
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\n{session}connection: close\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).await.unwrap();
+    answer
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn rmcp_never_logs_a_secret_argument_over_http() {
+    let (logs, _guard) = capture();
+    let log = Log::default();
+    let server = McpServer::new(approving_app(&log));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve_listener(listener).await });
+    let init = post(addr, None, &initialize()).await;
+    let id = init
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("mcp-session-id: ")
+                .or_else(|| l.strip_prefix("Mcp-Session-Id: "))
+        })
+        .unwrap_or_else(|| panic!("no session: {init}"))
+        .trim()
+        .to_owned();
+    post(
+        addr,
+        Some(&id),
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+    )
+    .await;
+    let answer = post(addr, Some(&id), &pay_call(2)).await;
+    assert!(
+        answer.contains("\\\"paid\\\":5") || answer.contains("\"paid\":5"),
+        "{answer}"
+    );
+    assert!(
+        log.get().contains(&"paid 5 to ada".to_owned()),
+        "the tool got its arguments"
+    );
+    let text = logs.text();
+    assert!(
+        text.contains("received request"),
+        "rmcp's logs were not captured:\n{text}"
+    );
+    assert!(!text.contains(SECRET), "a secret in the logs:\n{text}");
+    assert!(
+        !text.contains("4111"),
+        "part of a secret in the logs:\n{text}"
+    );
+}

@@ -1,0 +1,198 @@
+//! Keeping a call's arguments out of rmcp's own logs.
+//!
+//! rmcp logs every request it receives (`rmcp::service`, DEBUG: "received
+//! request", and TRACE: "new event"), a `tools/call` with its `arguments` in
+//! clear. The server takes the arguments out of a `tools/call` **before rmcp
+//! reads the message** and carries them beside it, in the message's (or the
+//! HTTP request's) extensions, which rmcp never prints:
+//!
+//! - over stdio and any rmcp transport served with
+//!   [`McpServer::serve_transport`](super::McpServer::serve_transport), by
+//!   [`Quiet`], a transport that wraps the real one;
+//! - over HTTP, by a layer of [`McpServer::router`](super::McpServer::router)
+//!   that reads the body before rmcp's service does.
+//!
+//! The session's `call_tool` takes them back from there. A session served on a
+//! transport some other way (`server.session().serve(t)`) still works, but rmcp
+//! then logs its arguments as it received them.
+
+use std::fmt;
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::model::{ClientRequest, JsonObject, JsonRpcMessage};
+use rmcp::service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::RoleServer;
+use serde_json::Value;
+
+/// The arguments of one `tools/call`, carried beside the message. Its `Debug`
+/// never prints them.
+#[derive(Clone)]
+pub(crate) struct Hidden(pub(crate) JsonObject);
+
+impl fmt::Debug for Hidden {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Hidden(..)")
+    }
+}
+
+/// The arguments `call_tool` gets: the hidden ones when the transport or the
+/// HTTP layer took them out, else those rmcp parsed.
+pub(crate) fn arguments(
+    parsed: Option<JsonObject>,
+    context: &mut RequestContext<RoleServer>,
+) -> Option<JsonObject> {
+    if let Some(Hidden(args)) = context.extensions.remove::<Hidden>() {
+        return Some(args);
+    }
+    let over_http = context
+        .extensions
+        .get_mut::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.remove::<Hidden>());
+    match over_http {
+        Some(Hidden(args)) => Some(args),
+        None => parsed,
+    }
+}
+
+/// An rmcp transport that takes the arguments out of every `tools/call` it
+/// receives before the service (and its logging) sees the message. Made by
+/// [`McpServer::serve_transport`](super::McpServer::serve_transport).
+pub struct Quiet<T>(T);
+
+impl<T> fmt::Debug for Quiet<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Quiet(..)")
+    }
+}
+
+impl<T> Quiet<T> {
+    pub(crate) fn new(inner: T) -> Self {
+        Quiet(inner)
+    }
+}
+
+/// Move a `tools/call`'s arguments from `message` into its extensions.
+pub(crate) fn hide(message: &mut RxJsonRpcMessage<RoleServer>) {
+    if let JsonRpcMessage::Request(req) = message {
+        if let ClientRequest::CallToolRequest(call) = &mut req.request {
+            if let Some(args) = call.params.arguments.take() {
+                call.extensions.insert(Hidden(args));
+            }
+        }
+    }
+}
+
+impl<T> Transport<RoleServer> for Quiet<T>
+where
+    T: Transport<RoleServer>,
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.0.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let mut message = self.0.receive().await?;
+        hide(&mut message);
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.0.close()
+    }
+}
+
+/// The HTTP side: a `tools/call` body loses its `params.arguments` before
+/// rmcp's service parses it; they ride in the request's extensions (which rmcp
+/// hands the session as `http::request::Parts`). Other bodies pass untouched.
+pub(crate) async fn hide_http(req: Request, next: Next) -> Response {
+    if req.method() != http::Method::POST {
+        return next.run(req).await;
+    }
+    let (mut parts, body) = req.into_parts();
+    // The length layer ran first: the body is bounded.
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return (
+            http::StatusCode::BAD_REQUEST,
+            "The request body could not be read",
+        )
+            .into_response();
+    };
+    let bytes = match take_arguments(&bytes) {
+        Some((rest, args)) => {
+            parts.extensions.insert(Hidden(args));
+            parts.headers.remove(http::header::CONTENT_LENGTH);
+            Bytes::from(rest)
+        }
+        None => bytes,
+    };
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// `(the body without its arguments, the arguments)` of a `tools/call`
+/// request; `None` for anything else (left to rmcp as it is).
+fn take_arguments(bytes: &[u8]) -> Option<(Vec<u8>, JsonObject)> {
+    // Most bodies are not calls: no parse for them.
+    const METHOD: &[u8] = b"tools/call";
+    if !bytes.windows(METHOD.len()).any(|w| w == METHOD) {
+        return None;
+    }
+    let mut message: Value = serde_json::from_slice(bytes).ok()?;
+    let obj = message.as_object_mut()?;
+    if obj.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let params = obj.get_mut("params")?.as_object_mut()?;
+    let Some(Value::Object(args)) = params.remove("arguments") else {
+        return None;
+    };
+    Some((serde_json::to_vec(&message).ok()?, args))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn only_a_call_loses_its_arguments() {
+        let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                          "params": {"name": "pay", "arguments": {"card": "4242"}}});
+        let (rest, args) = take_arguments(call.to_string().as_bytes()).unwrap();
+        assert_eq!(Value::Object(args), json!({"card": "4242"}));
+        let rest: Value = serde_json::from_slice(&rest).unwrap();
+        assert_eq!(
+            rest,
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "pay"}})
+        );
+        for other in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+                   "params": {"name": "tools/call", "arguments": {"a": "b"}}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}),
+            json!([{"method": "tools/call"}]),
+        ] {
+            assert!(
+                take_arguments(other.to_string().as_bytes()).is_none(),
+                "{other}"
+            );
+        }
+        assert!(take_arguments(b"{not json tools/call").is_none());
+    }
+
+    #[test]
+    fn hidden_arguments_never_print() {
+        let h = Hidden(json!({"card": "4242"}).as_object().unwrap().clone());
+        assert_eq!(format!("{h:?}"), "Hidden(..)");
+    }
+}
