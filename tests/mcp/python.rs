@@ -74,14 +74,18 @@ pub(crate) fn start_http(extra: &[&str], env: &[(&str, &str)]) -> (Server, Strin
     let stderr = child.stderr.take().unwrap();
     let server = Server(child);
     let mut lines = BufReader::new(stderr).lines();
+    let mut before = Vec::new();
     let url = loop {
-        let line = lines
-            .next()
-            .expect("the server printed its address")
-            .unwrap();
+        let Some(Ok(line)) = lines.next() else {
+            panic!(
+                "the server exited before printing its address: {}",
+                before.join("\n")
+            );
+        };
         if let Some(url) = line.strip_prefix("listening on ") {
             break url.trim().to_owned();
         }
+        before.push(line);
     };
     // Keep draining the server's stderr so it never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
