@@ -111,5 +111,409 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+// ---- MCP 2026-07-28 (stateless): the call over HTTP and over a stdio-like
+// stream, the confirmation by multi round-trip request, the cached tools/list.
+//
+// Ratios to read: `toolmark_*` / `rmcp_tool_router_*` for the call (goal ≤ 0.9×),
+// `toolmark_mrtr_*` / `rmcp_tool_router_http` for an approval (a unit of one
+// plain round trip), `toolmark_cached_list_10k` / `rmcp_list_all_serialize_10k`
+// (goal ≤ 0.05×).
+
+mod raw {
+    //! A keep-alive HTTP/1.1 client speaking 2026-07-28 (one JSON-RPC request per
+    //! POST, the reply read whole): what a stateless client does, without a
+    //! client library's own cost in the measurement.
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tokio::net::TcpStream;
+
+    pub(super) struct Raw {
+        io: BufReader<TcpStream>,
+        host: String,
+        path: String,
+    }
+
+    impl Raw {
+        pub(super) async fn connect(url: &str) -> Raw {
+            let rest = url.strip_prefix("http://").unwrap();
+            let (host, path) = rest.split_at(rest.find('/').unwrap());
+            let io = BufReader::new(TcpStream::connect(host).await.unwrap());
+            io.get_ref().set_nodelay(true).unwrap();
+            Raw {
+                io,
+                host: host.to_owned(),
+                path: path.to_owned(),
+            }
+        }
+
+        pub(super) async fn post(
+            &mut self,
+            method: &str,
+            name: Option<&str>,
+            body: &str,
+        ) -> String {
+            let name = name.map_or_else(String::new, |n| format!("Mcp-Name: {n}\r\n"));
+            let head = format!(
+                "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+                 Mcp-Method: {method}\r\n{name}Content-Length: {}\r\n\r\n",
+                self.path,
+                self.host,
+                body.len()
+            );
+            let s = self.io.get_mut();
+            s.write_all(head.as_bytes()).await.unwrap();
+            s.write_all(body.as_bytes()).await.unwrap();
+            let mut len = None;
+            let mut chunked = false;
+            let mut line = String::new();
+            loop {
+                line.clear();
+                self.io.read_line(&mut line).await.unwrap();
+                let l = line.trim_end();
+                if l.is_empty() {
+                    break;
+                }
+                let lower = l.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    len = Some(v.trim().parse::<usize>().unwrap());
+                }
+                if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+                    chunked = true;
+                }
+            }
+            let mut body = Vec::new();
+            if chunked {
+                loop {
+                    line.clear();
+                    self.io.read_line(&mut line).await.unwrap();
+                    let n = usize::from_str_radix(line.trim(), 16).unwrap();
+                    let mut chunk = vec![0; n + 2];
+                    self.io.read_exact(&mut chunk).await.unwrap();
+                    if n == 0 {
+                        break;
+                    }
+                    body.extend_from_slice(&chunk[..n]);
+                }
+            } else {
+                body.resize(len.unwrap(), 0);
+                self.io.read_exact(&mut body).await.unwrap();
+            }
+            String::from_utf8(body).unwrap()
+        }
+    }
+}
+
+fn meta_2026(capabilities: serde_json::Value) -> serde_json::Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities
+    })
+}
+
+fn add_body() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+           "params": {"name": "math.add", "arguments": {"a": 2, "b": 3}, "_meta": meta_2026(json!({}))}})
+    .to_string()
+}
+
+async fn serve_router(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let app = axum::Router::new().nest_service("/mcp", router);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+/// rmcp's own Streamable HTTP service for `Plain`, stateless replies as JSON.
+fn plain_router() -> axum::Router {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
+        .with_json_response(true);
+    let service = StreamableHttpService::new(
+        || Ok(Plain::new()),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    axum::Router::new().fallback_service(service)
+}
+
+async fn discover<S: ServerHandler>(server: S) -> RunningService<RoleClient, ClientConfig> {
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let (a, b) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(r) = server.serve(a).await {
+            let _ = r.waiting().await;
+        }
+    });
+    ClientConfig::default()
+        .serve_with_lifecycle(
+            b,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap()
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Pay {
+    to: String,
+    amount: u32,
+    card: String,
+}
+
+fn add_tool() -> Toolmark {
+    let tm = Toolmark::builder().build().unwrap();
+    tm.scope("math")
+        .register(
+            ToolSpec::typed("add", "Add two numbers", |_ctx, i: Add| async move {
+                Ok::<_, ToolError>(i.a + i.b)
+            })
+            .effect(Effect::Read),
+        )
+        .unwrap();
+    tm
+}
+
+fn register_pay(tm: &Toolmark) {
+    tm.scope("pay")
+        .register(
+            ToolSpec::typed("send", "Pay", |_ctx, p: Pay| async move {
+                Ok::<_, ToolError>(json!({"paid": p.amount, "to": p.to, "card": p.card.len()}))
+            })
+            .effect(Effect::Consequential)
+            .sensitive(["card"])
+            .summary("Pay {amount} to {to}"),
+        )
+        .unwrap();
+}
+
+fn pay_body(state: Option<&str>) -> String {
+    let mut params = json!({"name": "pay.send",
+        "arguments": {"to": "ada", "amount": 5, "card": "4111-1111-1111-1111"},
+        "_meta": meta_2026(json!({"elicitation": {"form": {}}}))});
+    if let Some(s) = state {
+        params["requestState"] = json!(s);
+        params["inputResponses"] = json!({"confirm": {"action": "accept"}});
+    }
+    json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}).to_string()
+}
+
+/// call → input_required → retry with the answer → result, `first` asked and
+/// `second` answered (the same connection, or two instances).
+async fn approval(first: &mut raw::Raw, second: Option<&mut raw::Raw>) -> String {
+    let asked = first
+        .post("tools/call", Some("pay.send"), &pay_body(None))
+        .await;
+    let v: serde_json::Value = serde_json::from_str(&asked).unwrap();
+    let state = v["result"]["requestState"]
+        .as_str()
+        .expect("input_required")
+        .to_owned();
+    let to = match second {
+        Some(s) => s,
+        None => first,
+    };
+    let done = to
+        .post("tools/call", Some("pay.send"), &pay_body(Some(&state)))
+        .await;
+    assert!(done.contains("\"paid\":5"), "{done}");
+    done
+}
+
+/// The app's own handler: a guarded tool is listed for MCP only when the app
+/// has a confirmation path; the client confirms here, so it is never asked.
+async fn never_asked(_r: toolmark::ConfirmRequest) -> toolmark::Decision {
+    toolmark::Decision::reject_with("not asked in this bench")
+}
+
+fn mrtr_server(tm: Toolmark) -> McpServer {
+    register_pay(&tm);
+    McpServer::new(tm).confirm_by_elicitation(toolmark::mcp::Elicitation::consequential())
+}
+
+fn bench_2026(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+
+    // The call: over a stream (what stdio is) and over HTTP, both 2026-07-28.
+    let (ours_io, plain_io, ours_url, plain_url) = rt.block_on(async {
+        (
+            discover(McpServer::new(add_tool()).session()).await,
+            discover(Plain::new()).await,
+            serve_router(McpServer::new(add_tool()).router()).await,
+            serve_router(plain_router()).await,
+        )
+    });
+    let (mut ours_http, mut plain_http) = rt.block_on(async {
+        (
+            raw::Raw::connect(&ours_url).await,
+            raw::Raw::connect(&plain_url).await,
+        )
+    });
+    let a = rt.block_on(ours_http.post("tools/call", Some("math.add"), &add_body()));
+    let b = rt.block_on(plain_http.post("tools/call", Some("math.add"), &add_body()));
+    assert!(
+        a.contains("\"result\":5") && b.contains("\"result\":5"),
+        "{a}\n{b}"
+    );
+    let mut g = c.benchmark_group("mcp_2026_call");
+    g.bench_function("rmcp_tool_router_stream", |bch| {
+        bch.to_async(&rt)
+            .iter(|| async { black_box(plain_io.call_tool(request()).await.unwrap()) });
+    });
+    g.bench_function("toolmark_stream", |bch| {
+        bch.to_async(&rt)
+            .iter(|| async { black_box(ours_io.call_tool(request()).await.unwrap()) });
+    });
+    g.bench_function("rmcp_tool_router_http", |bch| {
+        bch.iter(|| {
+            black_box(rt.block_on(plain_http.post("tools/call", Some("math.add"), &add_body())))
+        });
+    });
+    g.bench_function("toolmark_http", |bch| {
+        bch.iter(|| {
+            black_box(rt.block_on(ours_http.post("tools/call", Some("math.add"), &add_body())))
+        });
+    });
+    // The approval by multi round-trip request, on one instance ...
+    let one_url = rt.block_on(serve_router(
+        mrtr_server(
+            Toolmark::builder()
+                .confirm_handler(never_asked)
+                .build()
+                .unwrap(),
+        )
+        .router(),
+    ));
+    let mut one = rt.block_on(raw::Raw::connect(&one_url));
+    rt.block_on(approval(&mut one, None));
+    g.bench_function("toolmark_mrtr_one_instance_http", |bch| {
+        bch.iter(|| black_box(rt.block_on(approval(&mut one, None))));
+    });
+    // ... and across two instances sharing a Redis store.
+    #[cfg(feature = "redis")]
+    match std::env::var("TOOLMARK_REDIS_URL") {
+        Ok(url) => {
+            let (mut a, mut b) = rt.block_on(async {
+                let prefix = format!("bench-mrtr-{}:", std::process::id());
+                let mut urls = Vec::new();
+                for _ in 0..2 {
+                    let store = toolmark::store::RedisStore::connect_with(
+                        &url,
+                        toolmark::store::RedisStoreOptions::default().prefix(prefix.clone()),
+                    )
+                    .await
+                    .unwrap();
+                    let tm = Toolmark::builder()
+                        .confirm_handler(never_asked)
+                        .confirm_store(store)
+                        .seal_key([9; 32])
+                        .build()
+                        .unwrap();
+                    urls.push(serve_router(mrtr_server(tm).router()).await);
+                }
+                (
+                    raw::Raw::connect(&urls[0]).await,
+                    raw::Raw::connect(&urls[1]).await,
+                )
+            });
+            rt.block_on(approval(&mut a, Some(&mut b)));
+            g.bench_function("toolmark_mrtr_two_instances_redis_http", |bch| {
+                bch.iter(|| black_box(rt.block_on(approval(&mut a, Some(&mut b)))));
+            });
+        }
+        Err(_) => eprintln!(
+            "toolmark_mrtr_two_instances_redis_http: TOOLMARK_REDIS_URL is not set, not measured"
+        ),
+    }
+    g.finish();
+
+    // tools/list of 10,000 tools.
+    let n = 10_000;
+    let tm = Toolmark::builder().build().unwrap();
+    for s in 0..100 {
+        let scope = tm.scope(&format!("s{s:03}"));
+        for t in 0..n / 100 {
+            scope
+                .register(
+                    ToolSpec::typed(
+                        format!("t{t:03}"),
+                        "Add two numbers",
+                        |_ctx, i: Add| async move { Ok::<_, ToolError>(i.a + i.b) },
+                    )
+                    .effect(Effect::Read),
+                )
+                .unwrap();
+        }
+    }
+    let router = McpServer::new(tm).page_size(n).router();
+    let list_req = || {
+        let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": meta_2026(json!({}))}});
+        axum::http::Request::post("/")
+            .header("host", "127.0.0.1:1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/list")
+            .body(axum::body::Body::from(body.to_string()))
+            .unwrap()
+    };
+    let list = |router: &axum::Router| {
+        use http_body_util::BodyExt;
+        use tower::ServiceExt;
+        let router = router.clone();
+        rt.block_on(async move {
+            let res = router.oneshot(list_req()).await.unwrap();
+            res.into_body().collect().await.unwrap().to_bytes()
+        })
+    };
+    let first = list(&router);
+    assert!(first.len() > 1_000_000 && std::str::from_utf8(&first).unwrap().contains("s099.t099"));
+    let mut plain = ToolRouter::<Plain>::new();
+    let schema = std::sync::Arc::new(
+        serde_json::to_value(schemars::schema_for!(Add))
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    for s in 0..100 {
+        for t in 0..n / 100 {
+            let tool = rmcp::model::Tool::new(
+                format!("s{s:03}.t{t:03}"),
+                "Add two numbers",
+                schema.clone(),
+            );
+            plain.add_route(rmcp::handler::server::router::tool::ToolRoute::new_dyn(
+                tool,
+                |_ctx| {
+                    Box::pin(async { Ok(CallToolResult::structured(json!({"result": 0})).into()) })
+                },
+            ));
+        }
+    }
+    let mut g = c.benchmark_group("mcp_2026_list_10k");
+    g.sample_size(20);
+    g.bench_function("rmcp_list_all_serialize_10k", |bch| {
+        bch.iter(|| {
+            let result = rmcp::model::ListToolsResult::with_all_items(plain.list_all());
+            black_box(serde_json::to_vec(&result).unwrap())
+        });
+    });
+    g.bench_function("toolmark_cached_list_10k", |bch| {
+        bch.iter(|| black_box(list(&router)));
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_2026);
 criterion_main!(benches);

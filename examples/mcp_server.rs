@@ -5,6 +5,30 @@
 //! cargo run --features mcp --example mcp_server -- --http 127.0.0.1:8931   # http://127.0.0.1:8931/mcp
 //! ```
 //!
+//! Flags:
+//!
+//! - `--http ADDR`: Streamable HTTP on `ADDR` (path `/mcp`) instead of stdio. It
+//!   serves 2026-07-28 clients statelessly and 2025-11-25 clients in sessions.
+//! - `--confirm-by-elicitation`: `pay.send` is confirmed by the calling client
+//!   (and its user) instead of the app's rule below: a multi round-trip request
+//!   for a 2026-07-28 client (the approval may edit `to` and `amount`), an
+//!   elicitation for a 2025-11-25 one.
+//! - `--approval-page` (with `--http`): `notes.purge` is approved by a person on
+//!   this app's own page, `/approve` (a minimal page rendered here; the data
+//!   and the decision go through Toolmark's `approval_router`, nested at
+//!   `/approve/api`). The client is only asked to open the page (URL-mode
+//!   elicitation); the person signs in (here: a name kept in the `demo_user`
+//!   cookie, standing in for the app's login) and decides.
+//! - `--confirm-expiry-ms N`: how long a pending confirmation waits (default 10
+//!   minutes; the tests shorten it to see one expire).
+//! - `--redis URL` (needs the `redis` feature): pending confirmations in a
+//!   shared `RedisStore`, sealed with the 32-byte key in `TOOLMARK_SEAL_KEY` (64
+//!   hex digits, the same on every instance), and the admin flag shared by pub/sub:
+//!   run three of these on three ports behind any load balancer and a client may
+//!   reach any of them on each request. Tasks' states are kept there too, so any
+//!   instance answers `tasks/get`. `--redis-prefix P` names its keys (default
+//!   `toolmark:`).
+//!
 //! Tools: `notes.list` (read), `notes.add` (write), `notes.purge` (destructive),
 //! `pay.send` (consequential, its `card` sensitive), `slow.count` (a long call
 //! with progress), `settings.admin_mode` (shows or hides the `admin` scope and
@@ -14,17 +38,30 @@
 //! `ConfirmQueue` in front of its user instead.
 
 use std::sync::Mutex;
+#[cfg(feature = "redis")]
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use toolmark::mcp::McpServer;
+use toolmark::mcp::{ApprovalPage, Elicitation, McpServer};
 use toolmark::{
-    tool, ConfirmRequest, Decision, ScopeOptions, State, ToolContext, ToolError, Toolmark,
+    tool, ConfirmRequest, Decision, Scope, ScopeOptions, State, ToolContext, ToolError, Toolmark,
 };
 
 #[derive(Default)]
 struct Notes {
     items: Mutex<Vec<String>>,
 }
+
+/// With `--redis`, the connection that tells the other instances when
+/// `settings.admin_mode` shows or hides the `admin` scope.
+#[derive(Default)]
+struct Admin {
+    #[cfg(feature = "redis")]
+    publisher: OnceLock<(redis::aio::MultiplexedConnection, String)>,
+}
+
+#[cfg(feature = "redis")]
+const ADMIN_CHANNEL: &str = "notes:admin";
 
 /// List the notes.
 #[tool(scope = "notes", read_only, title = "List notes")]
@@ -99,9 +136,20 @@ async fn count(ctx: ToolContext, to: u64) -> Result<u64, ToolError> {
 
 /// Turn admin mode on or off (shows or hides the admin tools).
 #[tool(scope = "settings")]
-async fn admin_mode(on: bool, ctx: ToolContext) -> bool {
-    if let Some(admin) = ctx.scope_at("admin") {
-        admin.set_when(on);
+async fn admin_mode(on: bool, ctx: ToolContext, admin: State<Admin>) -> bool {
+    if let Some(scope) = ctx.scope_at("admin") {
+        scope.set_when(on);
+    }
+    #[cfg(not(feature = "redis"))]
+    let _ = admin;
+    #[cfg(feature = "redis")]
+    if let Some((conn, channel)) = admin.publisher.get() {
+        let mut conn = conn.clone();
+        let _: Result<i64, _> = redis::cmd("PUBLISH")
+            .arg(channel)
+            .arg(if on { "on" } else { "off" })
+            .query_async(&mut conn)
+            .await;
     }
     on
 }
@@ -121,26 +169,214 @@ async fn confirm(request: ConfirmRequest) -> Decision {
     }
 }
 
+/// The person signed in on the approval page: the `demo_user` cookie stands in
+/// for the app's own login.
+fn demo_user(parts: &axum::http::request::Parts) -> Option<String> {
+    let cookies = parts
+        .headers
+        .get(axum::http::header::COOKIE)?
+        .to_str()
+        .ok()?;
+    cookies
+        .split(';')
+        .find_map(|c| c.trim().strip_prefix("demo_user="))
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+}
+
+/// The approval page: reads the confirmation from `/approve/api?token=…` and
+/// posts the person's decision there.
+async fn approval_page() -> axum::response::Html<&'static str> {
+    axum::response::Html(
+        r#"<!doctype html>
+<meta charset="utf-8"><title>Approve</title>
+<h1>Approve a call</h1>
+<p id="what">Loading…</p>
+<pre id="input"></pre>
+<label>Your name <input id="who"></label>
+<button id="yes">Approve</button> <button id="no">Reject</button>
+<p id="done"></p>
+<script>
+const token = new URLSearchParams(location.search).get("token");
+const api = "/approve/api?token=" + encodeURIComponent(token);
+fetch(api).then(r => r.json()).then(c => {
+  document.getElementById("what").textContent = c.error || (c.tool + ": " + c.summary);
+  document.getElementById("input").textContent = JSON.stringify(c.input, null, 2);
+});
+async function decide(approved) {
+  document.cookie = "demo_user=" + encodeURIComponent(document.getElementById("who").value);
+  const r = await fetch("/approve/api", {method: "POST",
+    headers: {"content-type": "application/json"},
+    body: JSON.stringify({token, approved})});
+  document.getElementById("done").textContent = r.ok ? "Recorded. Go back to your assistant." : (await r.json()).error;
+}
+document.getElementById("yes").onclick = () => decide(true);
+document.getElementById("no").onclick = () => decide(false);
+</script>
+"#,
+    )
+}
+
+fn flag(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .map(|i| args.get(i + 1).cloned().unwrap_or_default())
+}
+
+/// `TOOLMARK_SEAL_KEY`: 64 hex digits.
+fn seal_key() -> Result<[u8; 32], Box<dyn std::error::Error>> {
+    let hex = std::env::var("TOOLMARK_SEAL_KEY").map_err(|_| {
+        "--redis needs TOOLMARK_SEAL_KEY (64 hex digits, the same on every instance)"
+    })?;
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2).unwrap_or("x"), 16))
+        .collect::<Result<Vec<u8>, _>>()?;
+    bytes
+        .try_into()
+        .map_err(|_| "TOOLMARK_SEAL_KEY must be 64 hex digits".into())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let tm = Toolmark::builder()
-        .state(Notes::default())
-        .scope_at("admin", ScopeOptions::hidden()) // shown by settings.admin_mode
-        .confirm_handler(confirm)
-        .build()?;
-    tm.register_collected()?;
-
-    let server = McpServer::new(tm).server_info("toolmark-notes", env!("CARGO_PKG_VERSION"));
     let args: Vec<String> = std::env::args().collect();
-    match args.iter().position(|a| a == "--http") {
-        Some(i) => {
-            let addr = args.get(i + 1).map_or("127.0.0.1:8931", String::as_str);
-            let listener = tokio::net::TcpListener::bind(addr).await?;
+    let redis_url = flag(&args, "--redis");
+    let mut builder = Toolmark::builder()
+        .state(Notes::default())
+        .state(Admin::default())
+        .scope_at("admin", ScopeOptions::hidden()) // shown by settings.admin_mode
+        .confirm_handler(confirm);
+    if let Some(ms) = flag(&args, "--confirm-expiry-ms") {
+        builder = builder.confirm_expiry(Duration::from_millis(ms.parse()?));
+    }
+    let prefix = flag(&args, "--redis-prefix").unwrap_or_else(|| "toolmark:".to_owned());
+    if let Some(url) = &redis_url {
+        builder = with_redis(builder, url, &prefix).await?;
+    }
+    let tm = builder.build()?;
+    tm.register_collected()?;
+    if let (Some(url), Some(state)) = (&redis_url, tm.state::<Admin>()) {
+        share_admin_flag(url, &prefix, tm.scope_at("admin"), state).await?;
+    }
+
+    let mut server = McpServer::new(tm).server_info("toolmark-notes", env!("CARGO_PKG_VERSION"));
+    if args.iter().any(|a| a == "--confirm-by-elicitation") {
+        server = server.confirm_by_elicitation(Elicitation::consequential().edits());
+    }
+    if let Some(url) = &redis_url {
+        server = shared_tasks(server, url, &prefix).await?;
+    }
+    match flag(&args, "--http") {
+        Some(addr) => {
+            let addr = if addr.is_empty() {
+                "127.0.0.1:8931".to_owned()
+            } else {
+                addr
+            };
+            let listener = tokio::net::TcpListener::bind(&addr).await?;
+            let here = listener.local_addr()?;
+            if args.iter().any(|a| a == "--approval-page") {
+                // Purges are approved by a person on this app's own page.
+                let page = ApprovalPage::new(
+                    format!("http://{here}/approve"),
+                    Elicitation::consequential()
+                        .destructive()
+                        .only(["notes.purge"]),
+                )
+                .identify(demo_user);
+                server = server.approve_on_page(page);
+            }
+            let app = axum::Router::new()
+                .nest_service("/mcp", server.router())
+                .nest_service("/approve/api", server.approval_router())
+                .route("/approve", axum::routing::get(approval_page));
             // The tests read this line for the port.
-            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
-            server.serve_listener(listener).await?;
+            eprintln!("listening on http://{here}/mcp");
+            axum::serve(listener, app).await?;
         }
         None => server.serve_stdio().await?,
     }
+    Ok(())
+}
+
+#[cfg(feature = "redis")]
+async fn with_redis(
+    builder: toolmark::ToolmarkBuilder,
+    url: &str,
+    prefix: &str,
+) -> Result<toolmark::ToolmarkBuilder, Box<dyn std::error::Error>> {
+    let options = toolmark::store::RedisStoreOptions::default().prefix(prefix);
+    let store = toolmark::store::RedisStore::connect_with(url, options).await?;
+    Ok(builder.confirm_store(store).seal_key(seal_key()?))
+}
+
+/// Tasks' states in the same Redis, so any instance answers `tasks/get`.
+#[cfg(feature = "redis")]
+async fn shared_tasks(
+    server: McpServer,
+    url: &str,
+    prefix: &str,
+) -> Result<McpServer, Box<dyn std::error::Error>> {
+    use toolmark::mcp::{RedisTaskStore, TaskOptions};
+    let store = RedisTaskStore::connect(url)
+        .await?
+        .prefix(format!("{prefix}mcp:"));
+    Ok(server.tasks(TaskOptions::new().store(store)))
+}
+
+/// The admin flag is app state: with several instances, `settings.admin_mode`
+/// publishes it and every instance shows or hides its `admin` scope, so the
+/// next tools/list on any of them agrees.
+#[cfg(feature = "redis")]
+async fn share_admin_flag(
+    url: &str,
+    prefix: &str,
+    admin: Scope,
+    state: std::sync::Arc<Admin>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use futures_util::StreamExt;
+    let client = redis::Client::open(url)?;
+    let mut sub = client.get_async_pubsub().await?;
+    let channel = format!("{prefix}{ADMIN_CHANNEL}");
+    sub.subscribe(&channel).await?;
+    let publisher = client.get_multiplexed_async_connection().await?;
+    let _ = state.publisher.set((publisher, channel));
+    tokio::spawn(async move {
+        let mut messages = sub.into_on_message();
+        while let Some(m) = messages.next().await {
+            if let Ok(text) = m.get_payload::<String>() {
+                admin.set_when(text == "on");
+            }
+        }
+    });
+    Ok(())
+}
+
+#[cfg(not(feature = "redis"))]
+async fn with_redis(
+    _builder: toolmark::ToolmarkBuilder,
+    _url: &str,
+    _prefix: &str,
+) -> Result<toolmark::ToolmarkBuilder, Box<dyn std::error::Error>> {
+    let _ = seal_key;
+    Err("--redis needs the example built with the `redis` feature".into())
+}
+
+#[cfg(not(feature = "redis"))]
+async fn shared_tasks(
+    server: McpServer,
+    _url: &str,
+    _prefix: &str,
+) -> Result<McpServer, Box<dyn std::error::Error>> {
+    Ok(server)
+}
+
+#[cfg(not(feature = "redis"))]
+async fn share_admin_flag(
+    _url: &str,
+    _prefix: &str,
+    _admin: Scope,
+    _state: std::sync::Arc<Admin>,
+) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }

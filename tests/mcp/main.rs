@@ -12,6 +12,9 @@ mod elicit_path;
 mod external;
 mod fallback;
 mod http;
+mod http_2026;
+#[cfg(feature = "redis")]
+mod instances;
 mod load;
 mod logging;
 mod oversize;
@@ -19,6 +22,7 @@ mod python;
 mod quiet_logs;
 
 mod session;
+mod stateless;
 mod typescript;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -200,6 +204,15 @@ pub(crate) struct Client {
     pub(crate) elicit: Option<ElicitationAction>,
     pub(crate) answer: Option<Value>,
     pub(crate) sampling: bool,
+    /// Declares the Tasks extension (2026-07-28).
+    pub(crate) tasks: bool,
+    /// Declares URL-mode elicitation (besides form mode).
+    pub(crate) url: bool,
+    /// What the user does with a URL-mode elicitation's link before the client
+    /// answers (the links are kept in `urls`).
+    pub(crate) on_url:
+        Option<Arc<dyn Fn(String) -> futures_util::future::BoxFuture<'static, ()> + Send + Sync>>,
+    pub(crate) urls: Arc<Mutex<Vec<String>>>,
     /// The requested schemas of the elicitations, as sent.
     pub(crate) schemas: Arc<Mutex<Vec<Value>>>,
     /// The sampling requests, as sent.
@@ -215,10 +228,22 @@ impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut caps = ClientCapabilities::default();
         if self.elicit.is_some() {
-            caps.elicitation = Some(ElicitationCapability::default());
+            caps.elicitation = Some(if self.url {
+                ElicitationCapability::new()
+                    .with_form(Default::default())
+                    .with_url(Default::default())
+            } else {
+                ElicitationCapability::default()
+            });
         }
         if self.sampling {
             caps.sampling = Some(SamplingCapability::default());
+        }
+        if self.tasks {
+            caps.extensions.get_or_insert_with(Default::default).insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                Default::default(),
+            );
         }
         ClientConfig::new(caps, Implementation::new("toolmark-test", "0"))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -229,6 +254,12 @@ impl ClientHandler for Client {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::UrlElicitationParams { url, .. } = &request {
+            self.urls.lock().unwrap().push(url.clone());
+            if let Some(f) = &self.on_url {
+                f(url.clone()).await;
+            }
+        }
         if let ElicitRequestParams::FormElicitationParams {
             message,
             requested_schema,

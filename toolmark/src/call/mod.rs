@@ -72,6 +72,10 @@ pub struct CallOptions {
     pub(crate) reach: Option<Arc<Reach>>,
     /// The client session the call belongs to (for session-remembered decisions).
     pub(crate) session: Option<Arc<str>>,
+    /// Defer this call's confirmation (`needs_confirmation`) whatever the
+    /// caller's mode: a transport that asks its client in another round trip
+    /// (MCP's multi round-trip requests, see `confirm/external.rs`).
+    pub(crate) defer: bool,
 }
 
 impl CallOptions {
@@ -85,6 +89,7 @@ impl CallOptions {
             confirm: None,
             reach: None,
             session: None,
+            defer: false,
         }
     }
 
@@ -304,7 +309,9 @@ impl Inner {
                 // The remembered decisions (some in the store), then ask.
                 match Box::pin(remembered_gate(self, &entry, caller, ask)).await {
                     Gate::Done(outcome) => set.outcome(outcome),
-                    Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
+                    Gate::Ask(ask)
+                        if opts.defer || self.config.mode(caller) == ConfirmMode::Deferred =>
+                    {
                         match &self.shared {
                             Some(shared) => {
                                 Box::pin(crate::confirm::deferred::defer_stored(
@@ -436,7 +443,7 @@ impl Inner {
         };
         let input = normalize_input(input);
         // 2. allow
-        if let Err(r) = self.allow(&entry, caller, opts.confirm.is_some()) {
+        if let Err(r) = self.allow(&entry, caller, opts.confirm.is_some() || opts.defer) {
             return Front::Done(entry.secret_set(&input).outcome(r.into()));
         }
         let inline = entry.guarded() && caller != Caller::Human;
@@ -467,7 +474,9 @@ impl Inner {
                         set,
                     };
                 }
-                Gate::Ask(ask) if self.config.mode(caller) == ConfirmMode::Deferred => {
+                Gate::Ask(ask)
+                    if opts.defer || self.config.mode(caller) == ConfirmMode::Deferred =>
+                {
                     return Front::Done(crate::confirm::defer(
                         self, &entry, caller, input, decoded, ask, &set,
                     ));

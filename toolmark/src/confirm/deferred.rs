@@ -582,8 +582,9 @@ impl Toolmark {
     }
 }
 
-/// `confirm_pending`, on whichever backend.
-async fn answer(
+/// `confirm_pending`, on whichever backend (and the answers of another request,
+/// `confirm/external.rs`).
+pub(crate) async fn answer(
     inner: &Arc<Inner>,
     id: &str,
     decision: Decision,

@@ -20,6 +20,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub(crate) mod deferred;
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) mod external;
 pub(crate) mod flow;
 pub mod policy;
 mod queue;

@@ -32,6 +32,7 @@ use crate::{ConfirmHandler, ConfirmRequest, Decision, Effect};
 pub struct Elicitation {
     destructive: bool,
     tools: Option<BTreeSet<String>>,
+    edits: bool,
 }
 
 impl Default for Elicitation {
@@ -46,6 +47,7 @@ impl Elicitation {
         Elicitation {
             destructive: false,
             tools: None,
+            edits: false,
         }
     }
 
@@ -62,6 +64,22 @@ impl Elicitation {
     pub fn only(mut self, tools: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.tools = Some(tools.into_iter().map(Into::into).collect());
         self
+    }
+
+    /// Let the person edit the call's plain fields when approving (2026-07-28
+    /// clients): the confirmation is a form of the input's top-level strings,
+    /// numbers and booleans that are not sensitive, each with its value. The
+    /// edited input is validated again before the tool runs; a sensitive value
+    /// is never in the form and keeps its real value.
+    #[must_use]
+    pub fn edits(mut self) -> Self {
+        self.edits = true;
+        self
+    }
+
+    /// Whether approvals may edit the input (see [`edits`](Self::edits)).
+    pub fn allows_edits(&self) -> bool {
+        self.edits
     }
 
     /// Whether a call of `tool` with `effect` is confirmed by elicitation.

@@ -13,7 +13,10 @@ use rmcp::model::{
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
     ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::model::{
+    CancelTaskParams, GetTaskParams, GetTaskResult, SubscriptionFilter, UpdateTaskParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
@@ -21,13 +24,18 @@ use super::client::{from_rmcp, McpClient, Notes, SessionLevel};
 use super::elicit::ElicitHandler;
 use super::fallback;
 use super::list::{Catalog, McpTool};
+use super::mrtr;
 use super::result::{call_result, OutputShape};
+use super::stateless;
+use super::tasks;
 use super::Config;
 use crate::{CallOptions, Caller, RefusalCode};
 
-/// The newest MCP revision this server speaks: the last one with an
-/// `initialize` handshake and sessions.
-const MAX_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+/// The newest MCP revision this server speaks (stateless: no `initialize`).
+const MAX_VERSION: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+/// The newest revision with an `initialize` handshake and sessions: what an
+/// `initialize` from a client that asks for a newer one falls back to.
+const MAX_SESSION_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
 /// One MCP session's handler (from [`McpServer::session`](super::McpServer::session)):
 /// an rmcp [`ServerHandler`] to serve on any rmcp transport.
@@ -89,6 +97,44 @@ impl McpSession {
     pub fn toolmark(&self) -> &crate::Toolmark {
         &self.catalog.tm
     }
+
+    /// How a 2026-07-28 request's confirmation of `name` goes through its
+    /// client, if it does: the app's page when it covers the tool and the client
+    /// opens URLs, else a form when the elicitation policy covers it.
+    fn client_mode(
+        &self,
+        name: &str,
+        effect: crate::Effect,
+        caps: Option<&rmcp::model::ClientCapabilities>,
+    ) -> Option<mrtr::Mode> {
+        // Only a call that needs the user's approval is confirmed at all.
+        if !matches!(
+            effect,
+            crate::Effect::Consequential | crate::Effect::Destructive
+        ) || self.config.handles.is_none()
+            || (self.config.approval.is_none() && self.config.elicitation.is_none())
+        {
+            return None;
+        }
+        let caps = caps?.elicitation.as_ref()?;
+        if let Some(page) = &self.config.approval {
+            if page.policy.covers(name, effect) && caps.url.is_some() {
+                return Some(mrtr::Mode::Page {
+                    page: page.clone(),
+                    store: self.config.decisions(page),
+                });
+            }
+        }
+        let policy = self.config.elicitation.as_ref()?;
+        if !policy.covers(name, effect) || (caps.form.is_none() && caps.url.is_some()) {
+            return None;
+        }
+        let schema = policy
+            .allows_edits()
+            .then(|| self.get_tool(name).map(|t| t.input_schema))
+            .flatten();
+        Some(mrtr::Mode::Form(schema))
+    }
 }
 
 impl McpSession {
@@ -112,18 +158,20 @@ fn bad_cursor() -> ErrorData {
 #[allow(deprecated)]
 impl ServerHandler for McpSession {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_logging()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            self.config.name.clone(),
-            self.config.version.clone(),
-        ))
-        .with_protocol_version(MAX_VERSION);
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        if self.config.tasks.is_some() {
+            capabilities = tasks::advertise(capabilities);
+        }
+        let mut info = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                self.config.name.clone(),
+                self.config.version.clone(),
+            ))
+            .with_protocol_version(MAX_SESSION_VERSION);
         if let Some(text) = &self.config.instructions {
             info = info.with_instructions(text.clone());
         }
@@ -222,6 +270,82 @@ impl ServerHandler for McpSession {
             .add_peer(context.peer, self.config.elicitation.clone());
     }
 
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        stateless::accepted(requested)
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        stateless::listen(
+            Arc::clone(&self.catalog),
+            self.config.elicitation.clone(),
+            subscription,
+        )
+        .await;
+        Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let tasks = self.config.tasks.as_ref().ok_or_else(tasks::not_found)?;
+        let principal = mrtr::principal(&context);
+        let record = tasks
+            .load(&request.task_id, &principal)
+            .await?
+            .ok_or_else(tasks::not_found)?;
+        Ok(GetTaskResult::new(
+            tasks.detailed(&request.task_id, &record),
+        ))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let tasks = self.config.tasks.as_ref().ok_or_else(tasks::not_found)?;
+        let principal = mrtr::principal(&context);
+        let Some(record) = tasks.load(&request.task_id, &principal).await? else {
+            return Err(tasks::not_found());
+        };
+        let entry = self.catalog.tm.inner.lookup(&record.tool);
+        let shape = entry
+            .as_ref()
+            .map_or(OutputShape::Undeclared, |e| McpTool::of(e).shape);
+        let caps = context.client_capabilities();
+        let mode = entry.and_then(|e| self.client_mode(&record.tool, e.effect, caps.as_ref()));
+        tasks::update(
+            &self.catalog.tm,
+            tasks,
+            &request.task_id,
+            &principal,
+            &request.input_responses,
+            shape,
+            mode,
+        )
+        .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let tasks = self.config.tasks.as_ref().ok_or_else(tasks::not_found)?;
+        let principal = mrtr::principal(&context);
+        tasks::cancel(&self.catalog.tm, tasks, &request.task_id, &principal).await
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        let entry = self.catalog.tm.inner.lookup(name)?;
+        Some(McpTool::of(&entry).tool.clone())
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -230,7 +354,14 @@ impl ServerHandler for McpSession {
         let listing = self.catalog.listing(self.config.elicitation.as_ref());
         // A client that answers elicitations also sees the guarded tools this
         // server confirms by asking it.
-        let tools = listing.for_client(elicits(&context.peer));
+        let tools = listing.for_client(if stateless::is_modern(&context) {
+            // 2026-07-28: the capabilities the request's `_meta` declares.
+            context
+                .client_capabilities()
+                .is_some_and(|c| c.elicitation.is_some())
+        } else {
+            elicits(&context.peer)
+        });
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
             Some(c) => c
@@ -244,6 +375,9 @@ impl ServerHandler for McpSession {
         let mut result = ListToolsResult::with_all_items(page);
         if end < tools.len() {
             result.next_cursor = Some(end.to_string());
+        }
+        if stateless::is_modern(&context) {
+            stateless::cache_hints(&mut result, self.config.list_ttl_ms);
         }
         Ok(result)
     }
@@ -270,24 +404,158 @@ impl ServerHandler for McpSession {
             let n = Arc::clone(&notes);
             options = options.on_progress(move |p| n.progress(p));
         }
-        let (n, level) = (Arc::clone(&notes), self.level.clone());
-        options = options.on_log(move |m| {
-            if level.lets_through(m.level) {
-                n.log(m);
-            }
-        });
+        let modern = stateless::is_modern(&context);
+        // 2026-07-28: log messages only for a request that opts in with a level
+        // in its `_meta`; a session's level otherwise.
+        let level = if modern {
+            context
+                .meta
+                .log_level()
+                .map(|l| SessionLevel::new(from_rmcp(l)))
+        } else {
+            Some(self.level.clone())
+        };
+        if let Some(level) = level {
+            let n = Arc::clone(&notes);
+            options = options.on_log(move |m| {
+                if level.lets_through(m.level) {
+                    n.log(m);
+                }
+            });
+        }
         if let Some(client) = McpClient::of(&context.peer) {
             options = options.client(client);
         }
-        if let (Some(policy), Some(e)) = (&self.config.elicitation, &entry) {
-            if policy.covers(name, e.effect) && elicits(&context.peer) {
+        let effect = entry.as_ref().map(|e| e.effect);
+        let shape = entry
+            .as_ref()
+            .map_or(OutputShape::Undeclared, |e| McpTool::of(e).shape);
+        // 2026-07-28: the client's capabilities are in each request's `_meta`
+        // (read once per call).
+        let caps = if modern {
+            context.client_capabilities()
+        } else {
+            None
+        };
+        let mode = effect.and_then(|e| self.client_mode(name, e, caps.as_ref()));
+        if let Some(tasks) = self
+            .config
+            .tasks
+            .as_ref()
+            .filter(|_| caps.as_ref().is_some_and(|c| c.supports_tasks()))
+        {
+            let start = tasks::Start {
+                tm: self.catalog.tm.clone(),
+                tasks: Arc::clone(tasks),
+                name: name.to_owned(),
+                args: input,
+                principal: mrtr::principal(&context),
+                shape,
+                by_client: mode,
+            };
+            return start.run(options).await;
+        }
+        let legacy_elicits = !modern
+            && elicits(&context.peer)
+            && effect.is_some_and(|e| {
+                self.config
+                    .elicitation
+                    .as_ref()
+                    .is_some_and(|p| p.covers(name, e))
+            });
+        // 2026-07-28: ctx.elicit goes back to the client in a round of its own.
+        let form_elicits = caps
+            .as_ref()
+            .and_then(|c| c.elicitation.as_ref())
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        let round = match &self.config.handles {
+            Some(sealer) if modern && mode.is_none() && form_elicits => {
+                let stop = context.ct.child_token();
+                let principal = mrtr::principal(&context);
+                match mrtr::Round::open(
+                    sealer,
+                    &self.catalog.tm,
+                    (name, &principal, &input),
+                    request.request_state.as_deref(),
+                    request.input_responses.as_ref(),
+                    stop.clone(),
+                ) {
+                    Ok(round) => {
+                        options = options
+                            .signal(stop)
+                            .client(mrtr::RoundClient(Arc::clone(&round)));
+                        Some((round, principal, input.clone()))
+                    }
+                    Err(outcome) => return Ok(call_result(outcome, shape).into()),
+                }
+            }
+            _ => None,
+        };
+        let legacy_page = self.config.approval.as_ref().filter(|p| {
+            !modern
+                && effect.is_some_and(|e| p.policy.covers(name, e))
+                && context
+                    .peer
+                    .supported_elicitation_modes()
+                    .contains(&rmcp::service::ElicitationMode::Url)
+        });
+        let outcome = match (mode, &self.config.handles, legacy_page) {
+            // 2026-07-28: confirmation by a multi round-trip request.
+            (Some(mode), Some(sealer), _) => {
+                let call = mrtr::Call {
+                    tm: &self.catalog.tm,
+                    sealer,
+                    name,
+                    args: input,
+                    principal: mrtr::principal(&context),
+                    request_state: request.request_state,
+                    input_responses: request.input_responses,
+                    mode,
+                };
+                match call.run(options).await {
+                    mrtr::Reply::InputRequired(r) => {
+                        notes.flush().await;
+                        return Ok(r.into());
+                    }
+                    mrtr::Reply::Outcome(o) => o,
+                }
+            }
+            // 2025-11-25: the person on the app's page; the session's client
+            // is told where (URL mode) while the call waits.
+            (None, Some(sealer), Some(page)) => {
+                super::approval::legacy(
+                    &self.catalog.tm,
+                    page,
+                    sealer,
+                    self.config.decisions(page),
+                    &context.peer,
+                    name,
+                    input,
+                    options,
+                    context.ct.clone(),
+                )
+                .await
+            }
+            // 2025-11-25: the session's client is asked while the call waits.
+            _ if legacy_elicits => {
                 options = options.confirm_handler(ElicitHandler {
                     peer: context.peer.clone(),
                 });
+                self.catalog.tm.call(name, input, options).await
             }
-        }
-        let outcome = self.catalog.tm.call(name, input, options).await;
+            _ => self.catalog.tm.call(name, input, options).await,
+        };
         notes.flush().await;
+        let outcome = match (round, &self.config.handles) {
+            (Some((round, principal, args)), Some(sealer)) => {
+                match round.reply(sealer, &self.catalog.tm, (name, &principal, &args)) {
+                    Some(mrtr::Reply::InputRequired(r)) => return Ok(r.into()),
+                    Some(mrtr::Reply::Outcome(o)) => o,
+                    None => outcome,
+                }
+            }
+            _ => outcome,
+        };
         if outcome.refusal_code() == Some(RefusalCode::UnknownTool) {
             let message = outcome
                 .refusal()
@@ -297,7 +565,6 @@ impl ServerHandler for McpSession {
                 Some(serde_json::json!({"code": "unknown_tool"})),
             ));
         }
-        let shape = entry.map_or(OutputShape::Undeclared, |e| McpTool::of(&e).shape);
         Ok(call_result(outcome, shape).into())
     }
 }

@@ -695,7 +695,10 @@ impl McpServer {
         let config = StreamableHttpServerConfig::default()
             .disable_allowed_hosts()
             .disable_allowed_origins()
-            .with_max_request_body_bytes(limit);
+            .with_max_request_body_bytes(limit)
+            // 2026-07-28 requests: a plain JSON reply when the call sends no
+            // notification (progress, log), SSE only when it does.
+            .with_json_response(true);
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(opts.idle.unwrap_or(IDLE));
         let service = StreamableHttpService::new(
@@ -708,8 +711,19 @@ impl McpServer {
             Arc::new(manager),
             config,
         );
-        let mut router = Router::new()
-            .fallback_service(service)
+        let mut router = Router::new().fallback_service(service);
+        if let Some(catalog) = &self.config.shared_catalog {
+            // 2026-07-28 tools/list from the page serialized per manifest version.
+            let fast = super::fastlist::FastList::new(
+                Arc::clone(catalog),
+                self.config.elicitation.clone(),
+                self.config.page_size,
+                self.config.list_ttl_ms,
+                limit,
+            );
+            router = router.layer(from_fn_with_state(Arc::new(fast), super::fastlist::serve));
+        }
+        let mut router = router
             .layer(axum::middleware::from_fn(super::quiet::hide_http))
             .layer(axum::middleware::from_fn(deleted_is_no_content))
             .layer(from_fn_with_state(sessions, check_sessions))

@@ -111,29 +111,128 @@
 //!   `/.well-known/oauth-protected-resource` ([`McpServer::well_known`] to
 //!   mount it yourself) and named in every 401's `WWW-Authenticate`.
 //!
-//! The server speaks the MCP revisions that open a session with `initialize`
-//! (up to 2025-11-25): sessions are what carry `list_changed` and a server's
-//! elicitation request to the calling client.
+//! # Protocol revisions
+//!
+//! One [`McpServer`] serves both revisions, over stdio and over Streamable HTTP;
+//! each client gets the one it asks for (rmcp negotiates):
+//!
+//! | | 2025-11-25 (and older) | 2026-07-28 |
+//! |---|---|---|
+//! | start | `initialize`, a session (`Mcp-Session-Id` over HTTP) | `server/discover`; no session: each request carries its version, client info and capabilities in `_meta` (a version the server does not speak is the version-mismatch error, naming the ones it does) |
+//! | HTTP | POST, GET (SSE), DELETE | POST only (GET and DELETE are 405); `Mcp-Method` and `Mcp-Name` checked against the body; a plain JSON reply when the call sends no notification, SSE when it does |
+//! | list changes | `notifications/tools/list_changed` to the session | to a `subscriptions/listen` stream that asked for `toolsListChanged`; each `tools/list` says how long it stays fresh (`ttlMs`, [`McpServer::list_ttl`]) |
+//! | a consequential call | the app's [`ConfirmHandler`](crate::ConfirmHandler) while the call waits, or an `elicitation/create` to the session ([`McpServer::confirm_by_elicitation`]) | the app's handler, or a **multi round-trip request**: `input_required` with the question and a sealed `requestState`, answered in the retry ([`Elicitation`]); or the person on the app's page ([`ApprovalPage`]) |
+//! | [`ToolContext::elicit`](crate::ToolContext::elicit) | `elicitation/create` to the session | an `input_required` round (`inputRequests.elicit-N`); the tool runs again from the start with the answers, so ask before doing what should happen once |
+//! | [`ToolContext::log`](crate::ToolContext::log) | `notifications/message` at the session's `logging/setLevel` | only for a request that opts in with `io.modelcontextprotocol/logLevel` in its `_meta` (logging is deprecated in 2026-07-28), at or above that level |
+//! | long calls | progress notifications | the same, or with the Tasks extension a **task** ([`TaskOptions`]): `tasks/get`, `tasks/update`, `tasks/cancel` |
+//! | `ToolContext::sample` | `sampling/createMessage` | not available (`not_supported`) |
+//!
+//! # Stateless deployment (three processes, one Redis, any load balancer)
+//!
+//! A 2026-07-28 client needs no sticky sessions: any instance can answer any
+//! request once the instances share what outlives a request. Give every
+//! instance the same [`RedisStore`](crate::store::RedisStore) (pending
+//! confirmations, so an approval's retry may land anywhere), the same seal key
+//! (the toolmark's one seal: it seals the stored confirmation records, and the
+//! `requestState` handles, the approval tokens and the tasks' states too, each
+//! bound to what it is and what it belongs to, so none opens as another; a
+//! Redis store needs the key, and without a store and a key each process seals
+//! with a key of its own and only it opens them), and the same [`TaskStore`]:
+//!
+//! ```no_run
+//! # #[cfg(feature = "redis")]
+//! # async fn run(key: [u8; 32]) -> Result<(), Box<dyn std::error::Error>> {
+//! use toolmark::mcp::{Elicitation, McpServer, RedisTaskStore, TaskOptions};
+//! use toolmark::store::RedisStore;
+//! use toolmark::Toolmark;
+//!
+//! let url = "redis://10.0.0.5:6379/";
+//! let tm = Toolmark::builder()
+//!     .confirm_store(RedisStore::connect(url).await?)
+//!     .seal_key(key) // the same 32 bytes on every instance
+//!     .build()?;
+//! tm.register_collected()?;
+//! McpServer::new(tm)
+//!     .confirm_by_elicitation(Elicitation::consequential())
+//!     .tasks(TaskOptions::new().store(RedisTaskStore::connect(url).await?))
+//!     .serve_http("0.0.0.0:8080".parse()?)
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Run three of these behind any round-robin balancer. What is still per
+//! process is the app's own state, scopes' visibility included: a scope shown
+//! on one instance shows on the others when the app tells them (the example
+//! `examples/mcp_server.rs --redis` publishes its admin flag, and every
+//! instance's next tools/list agrees). 2025-11-25 clients keep their session
+//! on the instance that opened it: route them sticky, or give them one instance.
+//!
+//! # Who approves
+//!
+//! A consequential or destructive call waits for one of these, checked in
+//! this order:
+//!
+//! 1. The app's [`Policy`](crate::policy::Policy) and remembered decisions
+//!    ([`policy`](crate::policy)): lasting decisions come only from the app.
+//! 2. The person, on the app's own page ([`ApprovalPage`], 2026-07-28 clients
+//!    that open URLs): the client is only told where to send its user; the page
+//!    (the app's, behind its own login) records the decision as that person's
+//!    ([`Approver::User`](crate::Approver::User)), which is what
+//!    `Rule::require_person` asks for. This is the answer for a headless server
+//!    a desktop client started.
+//! 3. The calling client ([`Elicitation`]; off by default): its user answers a
+//!    form in the client. **A client's answer is the client's word**: nothing
+//!    stops a client from answering on its own, so it never satisfies a
+//!    person-only rule, is recorded as [`Approver::Client`](crate::Approver::Client)
+//!    and is never remembered beyond the call.
+//! 4. Otherwise the app's [`ConfirmHandler`](crate::ConfirmHandler) (its own
+//!    UI), while the call waits; a call no path can confirm is `not_allowed`
+//!    and its tool is not listed.
+//!
+//! A confirmation asked through the client (2 or 3) on 2026-07-28 is a pending
+//! confirmation of the one deferred flow (the toolmark's pending table or its
+//! [`ConfirmStore`](crate::store::ConfirmStore)): single use, expiring by the
+//! toolmark's clock, its input redacted wherever it is shown. Its
+//! `requestState` is a sealed handle (the confirm id and expiry, never the
+//! call's content) bound to the tool, the arguments the client sent and the
+//! caller (the request's `Authorization`): a changed handle, or one sent with
+//! other arguments or by another caller, is refused `invalid`; a replay or an
+//! expired one is `confirmation_expired`; a retry without an answer is asked
+//! again and runs nothing.
 
+mod approval;
 mod client;
 mod elicit;
 mod fallback;
+mod fastlist;
 mod handler;
 mod http;
 pub(crate) mod list;
+mod mrtr;
 mod quiet;
 mod result;
+mod stateless;
+mod tasks;
 
 use std::fmt;
 use std::sync::Arc;
 
 use crate::{LogLevel, Toolmark};
 
+pub use approval::ApprovalPage;
 pub use elicit::Elicitation;
 pub use handler::McpSession;
 pub use http::{HttpOptions, McpConfigError, ProtectedResource};
 pub use quiet::Quiet;
 pub use result::{call_result, OutputShape, ERROR_META_KEY};
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use tasks::RedisTaskStore;
+pub use tasks::{MemoryTaskStore, TaskOptions, TaskStore};
+
+/// The default `ttlMs` of a 2026-07-28 tools/list.
+const DEFAULT_LIST_TTL_MS: u64 = 60_000;
 
 /// Where a session's [`Toolmark`] comes from.
 #[derive(Clone)]
@@ -173,10 +272,33 @@ pub(crate) struct Config {
     pub(crate) instructions: Option<String>,
     /// A session's log level until its client sends `logging/setLevel`.
     pub(crate) log_level: LogLevel,
+    /// The `ttlMs` of a 2026-07-28 tools/list.
+    pub(crate) list_ttl_ms: u64,
+    /// Seals a multi round-trip request's `requestState`, the approval tokens and
+    /// the tasks' states: the Toolmark's one seal (its confirmation store's, else
+    /// its seal key, so every instance opens them), else this process's key
+    /// (`None` only if the OS random source failed: then no such round trips).
+    pub(crate) handles: Option<crate::store::Sealer>,
+    /// Tasks for clients that declare the extension (`None`: off).
+    pub(crate) tasks: Option<Arc<tasks::Tasks>>,
+    /// Approval by the person on the app's page (URL-mode elicitation).
+    pub(crate) approval: Option<ApprovalPage>,
     /// The HTTP sessions alive now (shared by clones of the server).
     pub(crate) live_sessions: Arc<std::sync::atomic::AtomicUsize>,
     /// The app's own handler for the methods that are not tool methods.
     pub(crate) fallback: Option<Arc<dyn fallback::Fallback>>,
+}
+
+impl Config {
+    /// Where the approval page's decisions wait: the task store when the
+    /// server keeps tasks (shared by the instances that share it), else the
+    /// page's own memory.
+    pub(crate) fn decisions(&self, page: &ApprovalPage) -> Arc<dyn tasks::TaskStore> {
+        match &self.tasks {
+            Some(t) => Arc::clone(&t.options.store),
+            None => Arc::clone(&page.own) as Arc<dyn tasks::TaskStore>,
+        }
+    }
 }
 
 impl McpServer {
@@ -193,6 +315,12 @@ impl McpServer {
     }
 
     fn build(source: Source, shared_catalog: Option<Arc<list::Catalog>>) -> Self {
+        // The toolmark's one seal (its store's, or its key): every instance that
+        // shares them opens what another sealed. Per session: this process's key.
+        let handles = match &source {
+            Source::Shared(tm) => tm.sealer(),
+            Source::PerSession(_) => crate::store::Sealer::process(),
+        };
         McpServer {
             config: Arc::new(Config {
                 source,
@@ -204,6 +332,12 @@ impl McpServer {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 instructions: None,
                 log_level: LogLevel::Debug,
+                list_ttl_ms: DEFAULT_LIST_TTL_MS,
+                tasks: handles
+                    .clone()
+                    .map(|h| Arc::new(tasks::Tasks::new(TaskOptions::default(), h))),
+                handles,
+                approval: None,
                 live_sessions: Arc::default(),
                 fallback: None,
             }),
@@ -225,6 +359,10 @@ impl McpServer {
                     version: c.version.clone(),
                     instructions: c.instructions.clone(),
                     log_level: c.log_level,
+                    list_ttl_ms: c.list_ttl_ms,
+                    handles: c.handles.clone(),
+                    tasks: c.tasks.clone(),
+                    approval: c.approval.clone(),
                     live_sessions: Arc::clone(&c.live_sessions),
                     fallback: c.fallback.clone(),
                 };
@@ -263,6 +401,36 @@ impl McpServer {
         self.edit(|c| c.page_size = n.max(1))
     }
 
+    /// How long a 2026-07-28 client may use a tools/list it got before it lists
+    /// again (its `ttlMs`; default 60 s). A client that listens
+    /// (`subscriptions/listen`) or keeps a 2025-11-25 session is told of a change
+    /// at once; on another instance a change shows in that instance's next list,
+    /// so a client that only caches sees it within this time.
+    #[must_use]
+    pub fn list_ttl(self, ttl: std::time::Duration) -> Self {
+        let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        self.edit(|c| c.list_ttl_ms = ms)
+    }
+
+    /// How calls of clients that declare the Tasks extension become tasks (on by
+    /// default with [`TaskOptions::default`]; see [`TaskOptions`]).
+    #[must_use]
+    pub fn tasks(self, options: TaskOptions) -> Self {
+        self.edit(|c| {
+            c.tasks = c
+                .handles
+                .clone()
+                .map(|h| Arc::new(tasks::Tasks::new(options, h)));
+        })
+    }
+
+    /// Never answer a task: every call answers its result (or an
+    /// `input_required` round) on its request.
+    #[must_use]
+    pub fn without_tasks(self) -> Self {
+        self.edit(|c| c.tasks = None)
+    }
+
     /// The level of [`ToolContext::log`](crate::ToolContext::log) messages a
     /// session gets until its client sends `logging/setLevel` (default
     /// [`LogLevel::Debug`]: every message, as the official TypeScript SDK does).
@@ -284,6 +452,16 @@ impl McpServer {
     #[must_use]
     pub fn confirm_by_elicitation(self, policy: Elicitation) -> Self {
         self.edit(|c| c.elicitation = Some(policy))
+    }
+
+    /// Have the person approve the calls `page` covers on the app's own page
+    /// (URL-mode elicitation, 2026-07-28 clients that declare it); see
+    /// [`ApprovalPage`] and [`approval_router`](Self::approval_router). It takes
+    /// precedence over [`confirm_by_elicitation`](Self::confirm_by_elicitation)
+    /// for the tools both cover.
+    #[must_use]
+    pub fn approve_on_page(self, page: ApprovalPage) -> Self {
+        self.edit(|c| c.approval = Some(page))
     }
 
     /// The app's own rmcp [`ServerHandler`](rmcp::ServerHandler) for every

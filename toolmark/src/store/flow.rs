@@ -222,6 +222,11 @@ impl Shared {
         }
     }
 
+    /// The seal every record of this store is made with.
+    pub(crate) fn sealer(&self) -> &Sealer {
+        &self.sealer
+    }
+
     pub(crate) fn origin(&self) -> &str {
         &self.origin
     }

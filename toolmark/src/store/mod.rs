@@ -168,7 +168,7 @@ pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::{RedisStore, RedisStoreOptions};
-pub(crate) use seal::Sealer;
+pub(crate) use seal::{call_binding, Purpose, Sealer};
 
 /// One deferred confirmation as a store keeps it: the whole confirmation sealed
 /// (`sealed`), and the few fields a store needs to order, cap and expire records

@@ -1,7 +1,12 @@
 //! The one seal: every byte a confirmation store holds or publishes — a
 //! confirmation record (the tombstone of a used one holds it too), a remembered
 //! decision, a bridge message — is made here, and nothing read back from a store
-//! is trusted unless it opens here.
+//! is trusted unless it opens here. The MCP server's bytes go through it too: a
+//! multi round-trip request's `requestState`, an approval page's token and the
+//! decision made there, a task's state (`mcp/mrtr.rs`, `mcp/approval.rs`,
+//! `mcp/tasks.rs`), each under a purpose of its own and bound to what it belongs
+//! to (for a `requestState`: the tool, the caller and the arguments,
+//! [`call_binding`]).
 //!
 //! AES-256-GCM (RustCrypto `aes-gcm`) under the app's 32-byte key, a fresh 96-bit
 //! random nonce per seal, and associated data that names the format version, the
@@ -33,6 +38,25 @@ pub(crate) enum Purpose {
     Decision,
     /// A bridge message, under its confirm id.
     Bridge,
+    /// An MCP multi round-trip request's `requestState` for a confirmation (a
+    /// handle: the confirm id and its expiry), under the call it belongs to
+    /// (tool, caller, canonical arguments: see [`call_binding`]). Not stored:
+    /// the client carries it.
+    RequestState,
+    /// An MCP multi round-trip request's `requestState` for a tool's own
+    /// questions (`ctx.elicit`: the answers so far), under the call it belongs to.
+    ElicitState,
+    /// An approval page's one-time token (the confirm id and its expiry). Not
+    /// stored: the person's browser carries it; the binding is the confirmation
+    /// it names, which must still be pending.
+    ApprovalToken,
+    /// The decision a person made on the approval page, under `approval:<confirm id>`.
+    ApprovalDecision,
+    /// An MCP task's state, under `task:<task id>` and the caller it belongs to.
+    Task,
+    /// A `tasks/cancel` left for the instance running the task, under
+    /// `task-cancel:<task id>` and the caller.
+    TaskCancel,
 }
 
 impl Purpose {
@@ -41,7 +65,60 @@ impl Purpose {
             Purpose::Record => "record",
             Purpose::Decision => "decision",
             Purpose::Bridge => "bridge",
+            Purpose::RequestState => "request-state",
+            Purpose::ElicitState => "elicit-state",
+            Purpose::ApprovalToken => "approval-token",
+            Purpose::ApprovalDecision => "approval-decision",
+            Purpose::Task => "task",
+            Purpose::TaskCancel => "task-cancel",
         }
+    }
+}
+
+/// The binding of what a client carries for one call (an MCP `requestState`):
+/// the tool, the caller and the arguments as canonical JSON (object keys sorted),
+/// NUL-separated. The arguments come last, and a tool name or an HTTP header
+/// never holds a NUL, so two different calls never share a binding.
+pub(crate) fn call_binding(tool: &str, principal: &str, args: &serde_json::Value) -> String {
+    let mut text = String::with_capacity(64);
+    text.push_str(tool);
+    text.push('\0');
+    text.push_str(principal);
+    text.push('\0');
+    canonical(args, &mut text);
+    text
+}
+
+/// JSON with every object's keys sorted: the same arguments give the same bytes
+/// whatever order the client sent them in.
+fn canonical(v: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
     }
 }
 
@@ -222,6 +299,74 @@ mod tests {
         let text = s.seal(Purpose::Decision, "mcp:a", b"x").unwrap();
         assert!(s.open(Purpose::Decision, "mcp:ab", &text).is_none());
         assert!(s.open(Purpose::Decision, "mcp:", &text).is_none());
+    }
+
+    #[test]
+    fn no_purpose_opens_as_another() {
+        let all = [
+            Purpose::Record,
+            Purpose::Decision,
+            Purpose::Bridge,
+            Purpose::RequestState,
+            Purpose::ElicitState,
+            Purpose::ApprovalToken,
+            Purpose::ApprovalDecision,
+            Purpose::Task,
+            Purpose::TaskCancel,
+        ];
+        let s = Sealer::new(&[7; 32]);
+        for a in all {
+            let text = s.seal(a, "k", b"x").unwrap();
+            for b in all {
+                assert_eq!(s.open(b, "k", &text).is_some(), a == b, "{a:?} as {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_call_binding_is_its_tool_caller_and_arguments_in_any_key_order() {
+        let a = call_binding(
+            "pay.send",
+            "Bearer x",
+            &serde_json::json!({"a": 1, "b": {"y": 2, "x": [1, {"q": 0, "p": 1}]}}),
+        );
+        let b = call_binding(
+            "pay.send",
+            "Bearer x",
+            &serde_json::json!({"b": {"x": [1, {"p": 1, "q": 0}], "y": 2}, "a": 1}),
+        );
+        assert_eq!(a, b);
+        let s = Sealer::new(&[7; 32]);
+        let text = s.seal(Purpose::RequestState, &a, b"h").unwrap();
+        assert_eq!(s.open(Purpose::RequestState, &b, &text).unwrap(), b"h");
+        for other in [
+            call_binding(
+                "pay.sent",
+                "Bearer x",
+                &serde_json::json!({"a": 1, "b": {"y": 2, "x": [1, {"q": 0, "p": 1}]}}),
+            ),
+            call_binding(
+                "pay.send",
+                "Bearer y",
+                &serde_json::json!({"a": 1, "b": {"y": 2, "x": [1, {"q": 0, "p": 1}]}}),
+            ),
+            call_binding(
+                "pay.send",
+                "Bearer x",
+                &serde_json::json!({"a": 2, "b": {"y": 2, "x": [1, {"q": 0, "p": 1}]}}),
+            ),
+            call_binding(
+                "pay.send",
+                "Bearer x",
+                &serde_json::json!({"a": 1, "b": {"y": 2, "x": [{"q": 0, "p": 1}, 1]}}),
+            ),
+        ] {
+            assert!(s.open(Purpose::RequestState, &other, &text).is_none());
+        }
+        assert!(
+            s.open(Purpose::ElicitState, &a, &text).is_none(),
+            "a confirmation's handle is not a tool's questions' state"
+        );
     }
 
     #[test]

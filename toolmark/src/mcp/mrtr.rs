@@ -1,0 +1,597 @@
+//! Confirmation by multi round-trip request (MCP 2026-07-28, SEP-2322).
+//!
+//! A 2026-07-28 client whose calls [`Elicitation`](super::Elicitation) covers
+//! gets, for a call that needs the user's approval, an `input_required` result:
+//! one elicitation (`inputRequests.confirm`: the summary, the changes and the
+//! input, redacted; approve with accept, reject with decline; a form of the
+//! editable fields when the policy allows edits) and a `requestState`. The call
+//! itself is a deferred confirmation in the toolmark's pending table or its
+//! [`ConfirmStore`](crate::store::ConfirmStore), so the retry may reach any
+//! instance that shares the store and the seal key.
+//!
+//! The `requestState` is a handle, never the confirmation's content: the
+//! confirm id and its expiry, sealed whole by the toolmark's one seal (the
+//! AES-256-GCM key its store's records are sealed with), with its purpose and the
+//! tool's name, the caller (the HTTP `Authorization` the request came with) and
+//! the arguments the client sent (canonical JSON) as associated data. A retry opens it only with the
+//! same tool, caller and arguments; a changed handle does not open; past its
+//! expiry (by the toolmark's clock) it is `confirmation_expired`; it is single
+//! use because the confirmation is (a replay is `confirmation_expired`); a
+//! retry without an answer is asked again and never runs.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    InputRequest, InputRequests, InputRequiredResult, InputResponses, JsonObject,
+};
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
+
+use std::sync::Arc;
+
+use super::approval::{self, ApprovalPage};
+use super::tasks::TaskStore;
+use crate::confirm::policy::Approver;
+use crate::store::{call_binding, Purpose, Sealer};
+use crate::{
+    CallOptions, Caller, Decision, Issue, Outcome, PendingConfirmation, Refusal, RefusalCode,
+    ToolError, Toolmark,
+};
+
+/// The key of the confirmation in `inputRequests` / `inputResponses`.
+pub(crate) const CONFIRM_KEY: &str = "confirm";
+
+/// What a call answers a 2026-07-28 client: an outcome, or another round.
+pub(crate) enum Reply {
+    Outcome(Outcome),
+    InputRequired(InputRequiredResult),
+}
+
+/// The sealed content of a `requestState`.
+#[derive(Serialize, Deserialize)]
+struct Handle {
+    /// The pending confirmation's id.
+    id: String,
+    /// Its expiry, in milliseconds since the Unix epoch.
+    exp: u64,
+}
+
+/// Who called, for the handle's binding: the request's `Authorization` header
+/// over HTTP (empty over stdio, where the process has one client).
+pub(crate) fn principal(context: &RequestContext<RoleServer>) -> String {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.headers.get(http::header::AUTHORIZATION))
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+pub(crate) fn seal_handle(
+    sealer: &Sealer,
+    tool: &str,
+    principal: &str,
+    args: &Value,
+    id: &str,
+    exp: u64,
+) -> Option<String> {
+    let plain = serde_json::to_vec(&Handle {
+        id: id.to_owned(),
+        exp,
+    })
+    .ok()?;
+    sealer.seal(
+        Purpose::RequestState,
+        &call_binding(tool, principal, args),
+        &plain,
+    )
+}
+
+fn open_handle(
+    sealer: &Sealer,
+    tool: &str,
+    principal: &str,
+    args: &Value,
+    text: &str,
+) -> Option<Handle> {
+    let plain = sealer.open(
+        Purpose::RequestState,
+        &call_binding(tool, principal, args),
+        text,
+    )?;
+    serde_json::from_slice(&plain).ok()
+}
+
+fn bad_handle() -> Outcome {
+    Outcome::Refused(Refusal::invalid(vec![Issue::new(
+        "requestState",
+        "The requestState does not belong to this call (it was changed, or sent with other arguments or by another caller): call the tool again without it",
+    )]))
+}
+
+fn expired() -> Outcome {
+    Outcome::refused(
+        RefusalCode::ConfirmationExpired,
+        "No confirmation is pending for this requestState: it was already answered, it expired, or it never existed",
+    )
+}
+
+/// One call of a tool a 2026-07-28 client may confirm through elicitation.
+pub(crate) struct Call<'a> {
+    pub(crate) tm: &'a Toolmark,
+    pub(crate) sealer: &'a Sealer,
+    pub(crate) name: &'a str,
+    pub(crate) args: Value,
+    pub(crate) principal: String,
+    pub(crate) request_state: Option<String>,
+    pub(crate) input_responses: Option<InputResponses>,
+    /// How the confirmation is asked and answered.
+    pub(crate) mode: Mode,
+}
+
+/// How a client-side confirmation is asked and answered.
+#[derive(Clone)]
+pub(crate) enum Mode {
+    /// A form elicitation the client's user answers (with the tool's input
+    /// schema for the edit form, when edits are allowed).
+    Form(Option<Arc<JsonObject>>),
+    /// The app's approval page (URL mode): the person decides there; the
+    /// decision waits in `store` for the client's retry.
+    Page {
+        page: ApprovalPage,
+        store: Arc<dyn TaskStore>,
+    },
+}
+
+impl Mode {
+    /// The input requests that ask to confirm `pending`: one elicitation under
+    /// [`CONFIRM_KEY`]. `None` only when a page token could not be sealed.
+    pub(crate) fn asking(
+        &self,
+        pending: &PendingConfirmation,
+        sealer: &Sealer,
+    ) -> Option<InputRequests> {
+        let params = match self {
+            Mode::Form(edit_schema) => {
+                let schema = edit_schema
+                    .as_deref()
+                    .map(|s| edit_form(s, &pending.input))
+                    .unwrap_or_else(|| ElicitationSchema::new(Default::default()));
+                ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: message(pending),
+                    requested_schema: schema,
+                }
+            }
+            Mode::Page { page, .. } => {
+                let exp = crate::store::to_ms(pending.expires_at);
+                ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message: format!(
+                        "Open the app's approval page to approve or reject: {}",
+                        pending.summary
+                    ),
+                    url: approval::page_url(page, sealer, &pending.confirm_id, exp)?,
+                    elicitation_id: String::new(),
+                }
+            }
+        };
+        let mut requests = InputRequests::new();
+        requests.insert(
+            CONFIRM_KEY.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(params)),
+        );
+        Some(requests)
+    }
+
+    /// The decision the client's `answer` makes (`None`: ask again). A form's
+    /// accept approves (with its edits) as the client; on the page, the
+    /// person's recorded decision is applied (a client may still decline).
+    pub(crate) async fn decide(
+        &self,
+        sealer: &Sealer,
+        pending: &PendingConfirmation,
+        answer: Option<&ElicitResult>,
+    ) -> Option<(Decision, Approver)> {
+        let client = Approver::Client {
+            caller: Caller::Mcp,
+        };
+        match self {
+            Mode::Form(edit_schema) => {
+                Some((decision_of(answer?, pending, edit_schema.is_some()), client))
+            }
+            Mode::Page { store, .. } => {
+                if let Some(a) = answer.filter(|a| a.action != ElicitationAction::Accept) {
+                    return Some((decision_of(a, pending, false), client));
+                }
+                approval::recorded(store.as_ref(), sealer, &pending.confirm_id)
+                    .await
+                    .map(approval::Recorded::decision)
+            }
+        }
+    }
+}
+
+impl Call<'_> {
+    /// Make the call (first round) or answer its confirmation (a retry).
+    pub(crate) async fn run(self, options: CallOptions) -> Reply {
+        match &self.request_state {
+            None => self.first(options).await,
+            Some(state) => self.retry(state).await,
+        }
+    }
+
+    async fn first(&self, options: CallOptions) -> Reply {
+        let outcome = self
+            .tm
+            .call_deferring(self.name, self.args.clone(), options)
+            .await;
+        let Outcome::NeedsConfirmation {
+            confirm_id,
+            expires_at,
+            ..
+        } = &outcome
+        else {
+            return Reply::Outcome(outcome);
+        };
+        let exp = crate::store::to_ms(*expires_at);
+        let Some(state) = seal_handle(
+            self.sealer,
+            self.name,
+            &self.principal,
+            &self.args,
+            confirm_id,
+            exp,
+        ) else {
+            return Reply::Outcome(Outcome::Error(ToolError::new(
+                "The confirmation could not be sealed",
+            )));
+        };
+        match self.tm.pending_by_id(confirm_id).await {
+            Ok(Some(pending)) => self.ask(&pending, state),
+            Ok(None) => Reply::Outcome(expired()),
+            Err(e) => Reply::Outcome(Outcome::refused(RefusalCode::Unavailable, e.to_string())),
+        }
+    }
+
+    async fn retry(&self, state: &str) -> Reply {
+        let Some(handle) = open_handle(self.sealer, self.name, &self.principal, &self.args, state)
+        else {
+            return Reply::Outcome(bad_handle());
+        };
+        if crate::store::to_ms(self.tm.inner.now()) >= handle.exp {
+            // Withdraw it now rather than leaving it to the sweeper.
+            let _ = self.tm.cancel_pending_async(&handle.id).await;
+            return Reply::Outcome(expired());
+        }
+        let answer = self
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(CONFIRM_KEY))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+        let pending = match self.tm.pending_by_id(&handle.id).await {
+            Ok(Some(p)) => p,
+            Ok(None) => return Reply::Outcome(expired()),
+            Err(e) => {
+                return Reply::Outcome(Outcome::refused(RefusalCode::Unavailable, e.to_string()))
+            }
+        };
+        match self
+            .mode
+            .decide(self.sealer, &pending, answer.as_ref())
+            .await
+        {
+            Some((decision, approver)) => {
+                Reply::Outcome(self.tm.answer_by(&handle.id, decision, approver).await)
+            }
+            // No answer (yet): ask again, run nothing.
+            None => self.ask(&pending, state.to_owned()),
+        }
+    }
+
+    /// The `input_required` result asking to confirm `pending`.
+    fn ask(&self, pending: &PendingConfirmation, state: String) -> Reply {
+        match self.mode.asking(pending, self.sealer) {
+            Some(requests) => {
+                Reply::InputRequired(InputRequiredResult::new(Some(requests), Some(state)))
+            }
+            None => Reply::Outcome(Outcome::Error(ToolError::new(
+                "The confirmation could not be sealed",
+            ))),
+        }
+    }
+}
+
+/// The question: the summary, one line per change and the input, all redacted.
+pub(crate) fn message(p: &PendingConfirmation) -> String {
+    use std::fmt::Write;
+    let mut text = format!("Allow `{}`? {}", p.tool, p.summary);
+    for c in &p.changes {
+        let show = |v: &Option<Value>| {
+            v.as_ref()
+                .map_or_else(|| "(none)".to_owned(), ToString::to_string)
+        };
+        let _ = write!(
+            text,
+            "\n- {}: {} → {}",
+            c.path,
+            show(&c.before),
+            show(&c.after)
+        );
+    }
+    let _ = write!(text, "\nInput: {}", p.input);
+    text
+}
+
+/// A form of the input's editable fields (top-level strings, numbers, integers
+/// and booleans that are not sensitive), each with its current value.
+pub(crate) fn edit_form(input_schema: &JsonObject, shown: &Value) -> ElicitationSchema {
+    let mut properties = Map::new();
+    if let Some(Value::Object(props)) = input_schema.get("properties") {
+        for (name, prop) in props {
+            let Some(ty) = prop.get("type").and_then(Value::as_str) else {
+                continue;
+            };
+            if !matches!(ty, "string" | "integer" | "number" | "boolean")
+                || prop.get("writeOnly") == Some(&Value::Bool(true))
+            {
+                continue;
+            }
+            let mut field = json!({ "type": ty });
+            for key in ["title", "description"] {
+                if let Some(v) = prop.get(key) {
+                    field[key] = v.clone();
+                }
+            }
+            if let Some(v) = shown.get(name).filter(|v| !v.is_null()) {
+                field["default"] = v.clone();
+            }
+            properties.insert(name.clone(), field);
+        }
+    }
+    serde_json::from_value(json!({"type": "object", "properties": properties}))
+        .unwrap_or_else(|_| ElicitationSchema::new(Default::default()))
+}
+
+/// The decision an elicitation answer makes: accept approves (with the form's
+/// edits applied to the input the approver was shown, when edits are allowed);
+/// decline and cancel reject.
+fn decision_of(answer: &ElicitResult, pending: &PendingConfirmation, edits: bool) -> Decision {
+    match answer.action {
+        ElicitationAction::Accept => {
+            let mut decision = Decision::approve();
+            if let (true, Some(Value::Object(fields)), Value::Object(shown)) =
+                (edits, &answer.content, &pending.input)
+            {
+                let mut edited = shown.clone();
+                for (k, v) in fields {
+                    edited.insert(k.clone(), v.clone());
+                }
+                if &edited != shown {
+                    decision.input = Some(Value::Object(edited));
+                }
+            }
+            decision
+        }
+        ElicitationAction::Decline => {
+            Decision::reject_with("The user declined the call in the MCP client")
+        }
+        _ => Decision::reject_with("The user cancelled the confirmation"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handle_opens_only_with_its_tool_caller_and_arguments() {
+        let s = Sealer::new(&[3; 32]);
+        let args = json!({"to": "ada", "card": "4111-SECRET", "n": [1, {"b": 1, "a": 2}]});
+        let h = seal_handle(&s, "pay.send", "Bearer x", &args, "abc", 42).unwrap();
+        assert!(!h.contains("4111") && !h.contains("abc") && !h.contains("ada"));
+        let same_other_order =
+            json!({"n": [1, {"a": 2, "b": 1}], "card": "4111-SECRET", "to": "ada"});
+        let opened = open_handle(&s, "pay.send", "Bearer x", &same_other_order, &h).unwrap();
+        assert_eq!((opened.id.as_str(), opened.exp), ("abc", 42));
+        assert!(
+            open_handle(&s, "pay.other", "Bearer x", &args, &h).is_none(),
+            "other tool"
+        );
+        assert!(
+            open_handle(&s, "pay.send", "Bearer y", &args, &h).is_none(),
+            "other caller"
+        );
+        let other = json!({"to": "eve", "card": "4111-SECRET", "n": [1, {"b": 1, "a": 2}]});
+        assert!(
+            open_handle(&s, "pay.send", "Bearer x", &other, &h).is_none(),
+            "other args"
+        );
+        assert!(open_handle(&Sealer::new(&[4; 32]), "pay.send", "Bearer x", &args, &h).is_none());
+        let mut t = h.into_bytes();
+        let last = t.len() - 1;
+        t[last] = if t[last] == b'0' { b'1' } else { b'0' };
+        let t = String::from_utf8(t).unwrap();
+        assert!(
+            open_handle(&s, "pay.send", "Bearer x", &args, &t).is_none(),
+            "tampered"
+        );
+    }
+
+    #[test]
+    fn the_edit_form_has_the_plain_fields_with_their_values_and_no_secret() {
+        let schema = json!({"type": "object", "properties": {
+            "to": {"type": "string"}, "amount": {"type": "integer", "minimum": 0},
+            "card": {"type": "string", "writeOnly": true},
+            "tags": {"type": "array", "items": {"type": "string"}}
+        }});
+        let form = edit_form(
+            schema.as_object().unwrap(),
+            &json!({"to": "ada", "amount": 5, "card": "[redacted]", "tags": []}),
+        );
+        let v = serde_json::to_value(&form).unwrap();
+        assert_eq!(v["properties"]["to"]["default"], "ada");
+        assert_eq!(v["properties"]["amount"]["default"], 5);
+        assert!(v["properties"].get("card").is_none());
+        assert!(v["properties"].get("tags").is_none());
+    }
+}
+
+/// [`ToolContext::elicit`](crate::ToolContext::elicit) for a 2026-07-28 request:
+/// there is no session to send `elicitation/create` on, so the question goes
+/// back in an `input_required` round and the tool runs again, from the start,
+/// with the answers (`inputResponses.elicit-N`, and the earlier rounds' answers
+/// sealed in the `requestState`).
+pub(crate) struct Round {
+    answers: Vec<Value>,
+    next: std::sync::atomic::AtomicUsize,
+    asked: std::sync::Mutex<Option<(usize, crate::ElicitRequest)>>,
+    stop: tokio_util::sync::CancellationToken,
+}
+
+/// The key of the `n`th question of a run.
+fn elicit_key(n: usize) -> String {
+    format!("elicit-{n}")
+}
+
+/// What an elicitation round's `requestState` seals: the answers so far.
+#[derive(Serialize, Deserialize)]
+struct Answers {
+    answers: Vec<Value>,
+    exp: u64,
+}
+
+impl Round {
+    /// The answers of a retry: the sealed earlier ones, then this round's.
+    /// `Err` when the `requestState` does not open for this call (or expired).
+    pub(crate) fn open(
+        sealer: &Sealer,
+        tm: &Toolmark,
+        call: (&str, &str, &Value),
+        state: Option<&str>,
+        responses: Option<&InputResponses>,
+        stop: tokio_util::sync::CancellationToken,
+    ) -> Result<Arc<Self>, Outcome> {
+        let (tool, principal, args) = call;
+        let mut answers = match state {
+            None => Vec::new(),
+            Some(text) => {
+                let plain = sealer
+                    .open(
+                        Purpose::ElicitState,
+                        &call_binding(tool, principal, args),
+                        text,
+                    )
+                    .ok_or_else(bad_handle)?;
+                let a: Answers = serde_json::from_slice(&plain).map_err(|_| bad_handle())?;
+                if crate::store::to_ms(tm.inner.now()) >= a.exp {
+                    return Err(Outcome::refused(
+                        RefusalCode::Cancelled,
+                        "The questions' requestState expired: call the tool again without it",
+                    ));
+                }
+                a.answers
+            }
+        };
+        if let Some(r) = responses {
+            while let Some(v) = r.get(&elicit_key(answers.len())) {
+                answers.push(v.clone());
+            }
+        }
+        Ok(Arc::new(Round {
+            answers,
+            next: std::sync::atomic::AtomicUsize::new(0),
+            asked: std::sync::Mutex::new(None),
+            stop,
+        }))
+    }
+
+    /// The `input_required` round for the question the run asked, if it asked
+    /// one it had no answer for.
+    pub(crate) fn reply(
+        &self,
+        sealer: &Sealer,
+        tm: &Toolmark,
+        call: (&str, &str, &Value),
+    ) -> Option<Reply> {
+        let (n, request) = crate::sync::lock(&self.asked).take()?;
+        let (tool, principal, args) = call;
+        let exp = crate::store::to_ms(tm.inner.now() + tm.inner.config.confirm_expiry);
+        let plain = serde_json::to_vec(&Answers {
+            answers: self.answers.clone(),
+            exp,
+        })
+        .ok()?;
+        let Some(state) = sealer.seal(
+            Purpose::ElicitState,
+            &call_binding(tool, principal, args),
+            &plain,
+        ) else {
+            return Some(Reply::Outcome(Outcome::Error(ToolError::new(
+                "The questions could not be sealed",
+            ))));
+        };
+        let Ok(schema) = serde_json::from_value::<ElicitationSchema>(request.schema) else {
+            return None;
+        };
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: request.message,
+            requested_schema: schema,
+        };
+        let mut requests = InputRequests::new();
+        requests.insert(
+            elicit_key(n),
+            InputRequest::Elicitation(ElicitRequest::new(params)),
+        );
+        Some(Reply::InputRequired(InputRequiredResult::new(
+            Some(requests),
+            Some(state),
+        )))
+    }
+}
+
+/// A [`Round`] as a call's client.
+pub(crate) struct RoundClient(pub(crate) Arc<Round>);
+
+impl crate::CallerClient for RoundClient {
+    fn elicit(
+        &self,
+        request: crate::ElicitRequest,
+    ) -> futures_util::future::BoxFuture<'static, Result<crate::Elicited, crate::ClientError>> {
+        let round = &self.0;
+        let n = round.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let result = match round.answers.get(n) {
+            Some(v) => match serde_json::from_value::<ElicitResult>(v.clone()) {
+                Ok(a) => Ok(match a.action {
+                    ElicitationAction::Accept => {
+                        crate::Elicited::Accept(a.content.unwrap_or(Value::Null))
+                    }
+                    ElicitationAction::Decline => crate::Elicited::Decline,
+                    _ => crate::Elicited::Cancel,
+                }),
+                Err(e) => Err(crate::ClientError::Failed {
+                    reason: format!("the client's answer is not an elicitation result: {e}"),
+                }),
+            },
+            None => {
+                if serde_json::from_value::<ElicitationSchema>(request.schema.clone()).is_err() {
+                    Err(crate::ClientError::InvalidRequest {
+                        reason: "the elicitation schema must be an object schema whose \
+                                 properties are primitives (string, number, integer, boolean, enums)"
+                            .to_owned(),
+                    })
+                } else {
+                    *crate::sync::lock(&round.asked) = Some((n, request));
+                    // The run stops here; the question goes back to the client.
+                    round.stop.cancel();
+                    Err(crate::ClientError::Cancelled)
+                }
+            }
+        };
+        Box::pin(std::future::ready(result))
+    }
+}
