@@ -6,6 +6,9 @@
 #![allow(deprecated)]
 
 mod ask;
+#[path = "../support/canary.rs"]
+mod canary;
+mod canary_2026;
 mod conformance;
 mod elicit_path;
 #[path = "../support/external.rs"]

@@ -4,6 +4,11 @@
 //!
 //! - [`check_path`]: the sensitive-path parser, schema resolution, location
 //!   matching and message rewriting, on any text.
+//! - [`check_mrtr_handle`] (with feature `mcp`): an MCP multi round-trip
+//!   request's `requestState` handle, opened as the server opens what a client
+//!   sends: anything is refused without a panic; a genuine handle opens for its
+//!   call only (tool, caller, arguments), under its key and purpose only, and not
+//!   with a byte changed.
 //! - [`check_restore`]: redaction and the restore rule, on paths, an input and an
 //!   approver's edit.
 //! - [`check_decode`]: the tracked decode, with alias and unknown keys, against
@@ -23,6 +28,9 @@ use crate::sensitive::{
     Matcher, NameMode, SecretSet, Seg, SensitivePath, REDACTED, REENTER,
 };
 use crate::Outcome;
+
+#[cfg(feature = "mcp")]
+pub use crate::mcp::mrtr::fuzz::check_handle as check_mrtr_handle;
 
 /// A schemars-1.x-shaped input schema to resolve fuzzed paths against.
 fn schema() -> Value {

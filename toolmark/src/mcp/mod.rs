@@ -209,7 +209,7 @@ mod fastlist;
 mod handler;
 mod http;
 pub(crate) mod list;
-mod mrtr;
+pub(crate) mod mrtr;
 mod quiet;
 mod result;
 mod stateless;

@@ -383,9 +383,93 @@ fn decision_of(answer: &ElicitResult, pending: &PendingConfirmation, edits: bool
     }
 }
 
+/// The entry point of the `mrtr_handle` fuzz target (feature `fuzz`), through
+/// `toolmark::__fuzz::check_mrtr_handle`.
+#[cfg(feature = "fuzz")]
+pub(crate) mod fuzz {
+    use super::{open_handle, seal_handle};
+    use crate::store::{call_binding, Purpose, Sealer};
+    use serde_json::{json, Value};
+
+    const KEY: [u8; 32] = *b"fuzz-key-fuzz-key-fuzz-key-fuzz!";
+
+    /// Target `mrtr_handle`: the fuzzer's bytes as the call a `requestState` comes
+    /// with (line 1: the tool; line 2: the caller; line 3: the arguments, JSON)
+    /// and as the `requestState` itself (the rest, and the whole). Anything a
+    /// client sends is refused without a panic (forging a seal is out of reach);
+    /// a genuine handle opens for its call only, with the id and expiry sealed in
+    /// it, and not with any byte changed, cut short, under another key or as
+    /// another purpose.
+    pub fn check_handle(data: &[u8]) {
+        let text = String::from_utf8_lossy(data);
+        let mut lines = text.splitn(4, '\n');
+        let tool = lines.next().unwrap_or_default();
+        let principal = lines.next().unwrap_or_default();
+        let args = lines
+            .next()
+            .and_then(|l| serde_json::from_str::<Value>(l).ok())
+            .unwrap_or_else(|| json!({ "note": text }));
+        let rest = lines.next().unwrap_or_default();
+        let s = Sealer::new(&KEY);
+        for sent in [rest, &*text] {
+            assert!(open_handle(&s, tool, principal, &args, sent).is_none());
+        }
+
+        let id: String = data.iter().take(16).map(|b| format!("{b:02x}")).collect();
+        let exp = u64::try_from(data.len())
+            .unwrap_or(u64::MAX)
+            .wrapping_mul(7919);
+        let Some(handle) = seal_handle(&s, tool, principal, &args, &id, exp) else {
+            return;
+        };
+        // The handle is the seal's text: nothing of the call in clear.
+        assert!(handle.bytes().all(|b| b.is_ascii_hexdigit() || b == b':'));
+        let opened =
+            open_handle(&s, tool, principal, &args, &handle).expect("a genuine handle opens");
+        assert_eq!((opened.id.as_str(), opened.exp), (id.as_str(), exp));
+
+        // Bound to its call: another tool, caller or arguments do not open it.
+        let other_tool = format!("{tool}x");
+        assert!(open_handle(&s, &other_tool, principal, &args, &handle).is_none());
+        let other_caller = format!("{principal}x");
+        assert!(open_handle(&s, tool, &other_caller, &args, &handle).is_none());
+        let other_args = json!({ "wrapped": args });
+        assert!(open_handle(&s, tool, principal, &other_args, &handle).is_none());
+        // One seal, purposes apart: not as a tool's questions' state, not under
+        // another key.
+        let binding = call_binding(tool, principal, &args);
+        assert!(s.open(Purpose::ElicitState, &binding, &handle).is_none());
+        assert!(open_handle(&Sealer::new(&[9; 32]), tool, principal, &args, &handle).is_none());
+
+        // Any byte changed, or cut short: refused.
+        let at = data.first().map_or(0, |b| usize::from(*b)) % handle.len();
+        let mut changed = handle.clone().into_bytes();
+        changed[at] = if changed[at] == b'0' { b'1' } else { b'0' };
+        let changed = String::from_utf8(changed).expect("hex stays text");
+        assert!(open_handle(&s, tool, principal, &args, &changed).is_none());
+        assert!(open_handle(&s, tool, principal, &args, &handle[..at]).is_none());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `mrtr_handle` fuzz target's entry on a few seeds (the fuzzer runs it
+    /// on many more in `.ci/run`).
+    #[cfg(feature = "fuzz")]
+    #[test]
+    fn the_fuzz_entry_holds_on_seeds() {
+        for seed in [
+            &b""[..],
+            b"pay.send\nBearer t\n{\"to\":\"ada\",\"card\":\"4111\"}\n1:00:00",
+            b"\n\n[1,2,{\"b\":1,\"a\":[]}]\n",
+            b"t\0x\n\0\nnull",
+            "é\n✓\n\"q\"".as_bytes(),
+        ] {
+            fuzz::check_handle(seed);
+        }
+    }
 
     #[test]
     fn a_handle_opens_only_with_its_tool_caller_and_arguments() {
