@@ -127,9 +127,7 @@ fn the_redis_canary_is_reported_ignored_unless_redis_is_expected() {
     external::assert_ignored_unless_expected(cfg!(toolmark_client = "redis"), redis);
     let ignored = external::ignored_tests();
     assert!(
-        !ignored
-            .iter()
-            .any(|t| !t.starts_with("redis::") && t != "mcp::mcp_rmcp_trace_carries_no_secret"),
+        !ignored.iter().any(|t| !t.starts_with("redis::")),
         "{ignored:?}"
     );
 }

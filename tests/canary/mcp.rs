@@ -249,14 +249,12 @@ fn mcp_surfaces() {
 }
 
 /// rmcp's own DEBUG/TRACE lines (`rmcp::service: received request …`) never carry
-/// the `tools/call` arguments as the client sent them (issue 19 item 4: the server
-/// takes them out before rmcp reads the message). Ignored: in this harness the
-/// client is rmcp too, on the same thread, and its own lines (`new event` with the
-/// request it sends: the caller's own secrets) land in the same capture; the
-/// server's rmcp lines are checked with raw JSON clients in `tests/mcp/quiet_logs.rs`.
-/// To run here, the client must move to its own thread (not captured).
+/// the `tools/call` arguments as the client sent them: the server
+/// (`McpServer::serve_transport`, as `serve_stdio`) takes them out before rmcp reads
+/// the message. The client runs on a thread of its own, outside the capture: its
+/// own lines hold the request it sends (the caller's own secrets), which are not
+/// the server's to hide.
 #[test]
-#[ignore = "the in-process rmcp client's own trace lines (the caller's arguments) share the capture; see the doc comment"]
 fn mcp_rmcp_trace_carries_no_secret() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -268,8 +266,37 @@ fn mcp_rmcp_trace_carries_no_secret() {
     let mut run = runner(8);
     let result = run.run(&plants(), |p| {
         let (mut c, secret) = p.canary();
-        rt.block_on(async { stdio_case(&server, &app, p, &mut c, &secret).await });
+        type_secrets(&app, &mut c, p, &secret);
+        let number = c.variant(p.kind.wrapping_add(2));
+        let calls = calls(p, &secret, &number);
+        let (a, b) = tokio::io::duplex(1 << 16);
+        let client = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let running = Client::default().serve(b).await.expect("client connects");
+                running.list_all_tools().await.expect("tools/list");
+                let mut answered = 0;
+                for (name, args) in calls {
+                    if running.call_tool(call(name, args)).await.is_ok() {
+                        answered += 1;
+                    }
+                }
+                let _ = running.cancel().await;
+                answered
+            })
+        });
+        rt.block_on(async { server.serve_transport(a).await })
+            .expect("the session ends when the client leaves");
+        let answered = client.join().expect("the client thread");
+        assert!(answered > 0, "no call was answered");
         let (_, rmcp) = split_trace(&trace.take());
+        assert!(
+            rmcp.contains("rmcp"),
+            "rmcp's own lines were captured (the check has something to read)"
+        );
         c.check("rmcp's own tracing", rmcp)
             .map_err(TestCaseError::fail)
     });

@@ -45,14 +45,24 @@ fn start(port: u16, dir: &std::path::Path) -> Server {
     Server { child }
 }
 
-/// Wait (bounded) until something accepts connections on `port`.
+/// Wait (bounded) until the redis-server on `port` answers `PING` with `PONG`: it
+/// accepts connections before it has loaded its append-only file, and answers
+/// `-LOADING` until then.
 async fn until_listening(port: u16) {
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    for _ in 0..400 {
+        if let Ok(mut conn) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            let mut reply = [0u8; 16];
+            let answered = async {
+                conn.write_all(b"*1\r\n$4\r\nPING\r\n").await?;
+                let n = conn.read(&mut reply).await?;
+                Ok::<_, std::io::Error>(n)
+            };
+            if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(500), answered).await {
+                if reply[..n].starts_with(b"+PONG") {
+                    return;
+                }
+            }
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
