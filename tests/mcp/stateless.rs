@@ -560,7 +560,79 @@ async fn a_person_approves_on_the_apps_page_and_the_decision_is_theirs() {
         404,
         "tampered"
     );
-    assert_eq!(call_page(post(Some("alice"), &token)).await.0, 200);
+    // Cross-site request forgery: a page elsewhere posting the link's token with the
+    // person's cookies is refused, and records nothing.
+    let forged_post = |headers: &[(&str, &str)]| {
+        let mut b = axum::http::Request::post("/").header("x-user", "alice");
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(axum::body::Body::from(
+            json!({"token": token, "approved": true}).to_string(),
+        ))
+        .unwrap()
+    };
+    for (headers, code) in [
+        (vec![("content-type", "text/plain")], 415),
+        (vec![], 415),
+        (
+            vec![("content-type", "application/x-www-form-urlencoded")],
+            415,
+        ),
+        (
+            vec![
+                ("content-type", "application/json"),
+                ("origin", "https://evil.example"),
+            ],
+            403,
+        ),
+        (
+            vec![("content-type", "application/json"), ("origin", "null")],
+            403,
+        ),
+        (
+            vec![
+                ("content-type", "application/json"),
+                ("origin", "https://app.example.evil.example"),
+            ],
+            403,
+        ),
+        (
+            vec![
+                ("content-type", "application/json"),
+                ("sec-fetch-site", "cross-site"),
+            ],
+            403,
+        ),
+        (
+            vec![
+                ("content-type", "application/json"),
+                ("sec-fetch-site", "same-site"),
+            ],
+            403,
+        ),
+    ] {
+        assert_eq!(
+            call_page(forged_post(&headers)).await.0,
+            code,
+            "{headers:?}"
+        );
+    }
+    assert!(matches!(
+        retry(&client, pay_args("ada"), &state, Some(accept())).await,
+        CallToolResponse::InputRequired(_)
+    ));
+    // The page itself (its own origin, JSON) decides.
+    assert_eq!(
+        call_page(forged_post(&[
+            ("content-type", "application/json; charset=utf-8"),
+            ("origin", "https://app.example"),
+            ("sec-fetch-site", "same-origin"),
+        ]))
+        .await
+        .0,
+        200
+    );
     assert_eq!(call_page(post(Some("eve"), &token)).await.0, 409, "decided");
     assert!(log.get().is_empty(), "the page only records the decision");
     let done = complete(retry(&client, pay_args("ada"), &state, Some(accept())).await);

@@ -30,7 +30,10 @@ type Identify = dyn Fn(&http::request::Parts) -> Option<String> + Send + Sync;
 /// confirmation expires). The page is the app's: it reads what to show with
 /// `GET <approval router>?token=…` (the summary, the changes and the input,
 /// redacted) and posts the person's decision to the same route
-/// (`{"token", "approved", "reason"?}`). The client never sees the form and
+/// (`{"token", "approved", "reason"?}` as `application/json`, from the page's own
+/// origin: a decision posted in another form (415) or from another site, as the
+/// browser's `Origin` and `Sec-Fetch-Site` say (403), is refused, so a page
+/// elsewhere cannot post the link's token with the person's cookies). The client never sees the form and
 /// cannot answer it: when the client retries (or updates its task), the
 /// decision the page recorded is applied, once; until there is one the client
 /// is asked again. A client may still decline, which rejects the call.
@@ -240,8 +243,57 @@ async fn show(State(s): State<PageState>, uri: http::Uri) -> Response {
     }
 }
 
+/// The origin (`scheme://host[:port]`, lower case) of an absolute URL.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    (!scheme.is_empty() && !authority.is_empty())
+        .then(|| format!("{scheme}://{authority}").to_ascii_lowercase())
+}
+
+/// Why a decision was not sent by the page itself (cross-site request forgery: a
+/// page elsewhere posting the link's token with the person's cookies), if so. A
+/// decision is JSON (a cross-site form or a `text/plain` post is refused, and a
+/// cross-site `fetch` with JSON needs a preflight this router never grants), and
+/// whatever the browser says of where it comes from (`Origin`,
+/// `Sec-Fetch-Site`) must be the page's own origin.
+fn cross_site(
+    page: &ApprovalPage,
+    parts: &http::request::Parts,
+) -> Option<(StatusCode, &'static str)> {
+    let header = |name: header::HeaderName| {
+        parts
+            .headers
+            .get(name)
+            .map(|v| v.to_str().unwrap_or("\u{fffd}").trim().to_ascii_lowercase())
+    };
+    let json = header(header::CONTENT_TYPE)
+        .is_some_and(|ct| ct.split(';').next().map(str::trim) == Some("application/json"));
+    if !json {
+        return Some((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Send the decision as application/json",
+        ));
+    }
+    if let Some(site) = header(header::HeaderName::from_static("sec-fetch-site")) {
+        if site != "same-origin" && site != "none" {
+            return Some((StatusCode::FORBIDDEN, "Decide on the approval page itself"));
+        }
+    }
+    if let Some(origin) = header(header::ORIGIN) {
+        if origin_of(&page.url).as_deref() != Some(origin.as_str()) {
+            return Some((StatusCode::FORBIDDEN, "Decide on the approval page itself"));
+        }
+    }
+    None
+}
+
 async fn decide(State(s): State<PageState>, request: axum::extract::Request) -> Response {
     let (parts, body) = request.into_parts();
+    if let Some((code, why)) = cross_site(&s.page, &parts) {
+        return status(code, why);
+    }
     let by = match &s.page.identify {
         Some(f) => match f(&parts) {
             Some(id) => Some(id),

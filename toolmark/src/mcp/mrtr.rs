@@ -200,12 +200,13 @@ impl Mode {
             caller: Caller::Mcp,
         };
         match self {
-            Mode::Form(edit_schema) => {
-                Some((decision_of(answer?, pending, edit_schema.is_some()), client))
-            }
+            Mode::Form(edit_schema) => Some((
+                decision_of(answer?, pending, edit_schema.as_deref()),
+                client,
+            )),
             Mode::Page { store, .. } => {
                 if let Some(a) = answer.filter(|a| a.action != ElicitationAction::Accept) {
-                    return Some((decision_of(a, pending, false), client));
+                    return Some((decision_of(a, pending, None), client));
                 }
                 approval::recorded(store.as_ref(), sealer, &pending.confirm_id)
                     .await
@@ -357,17 +358,25 @@ pub(crate) fn edit_form(input_schema: &JsonObject, shown: &Value) -> Elicitation
 }
 
 /// The decision an elicitation answer makes: accept approves (with the form's
-/// edits applied to the input the approver was shown, when edits are allowed);
-/// decline and cancel reject.
-fn decision_of(answer: &ElicitResult, pending: &PendingConfirmation, edits: bool) -> Decision {
+/// edits applied to the input the approver was shown, when edits are allowed: only
+/// the fields the form offered, never another key); decline and cancel reject.
+fn decision_of(
+    answer: &ElicitResult,
+    pending: &PendingConfirmation,
+    edit_schema: Option<&JsonObject>,
+) -> Decision {
     match answer.action {
         ElicitationAction::Accept => {
             let mut decision = Decision::approve();
-            if let (true, Some(Value::Object(fields)), Value::Object(shown)) =
-                (edits, &answer.content, &pending.input)
+            if let (Some(schema), Some(Value::Object(fields)), Value::Object(shown)) =
+                (edit_schema, &answer.content, &pending.input)
             {
+                let offered = serde_json::to_value(edit_form(schema, &pending.input))
+                    .ok()
+                    .and_then(|f| f.get("properties").and_then(Value::as_object).cloned())
+                    .unwrap_or_default();
                 let mut edited = shown.clone();
-                for (k, v) in fields {
+                for (k, v) in fields.iter().filter(|(k, _)| offered.contains_key(*k)) {
                     edited.insert(k.clone(), v.clone());
                 }
                 if &edited != shown {
@@ -380,6 +389,54 @@ fn decision_of(answer: &ElicitResult, pending: &PendingConfirmation, edits: bool
             Decision::reject_with("The user declined the call in the MCP client")
         }
         _ => Decision::reject_with("The user cancelled the confirmation"),
+    }
+}
+
+#[cfg(test)]
+mod edits {
+    use super::*;
+
+    fn pending(input: Value) -> PendingConfirmation {
+        PendingConfirmation {
+            confirm_id: "c".into(),
+            tool: "pay".into(),
+            caller: Caller::Mcp,
+            summary: "Pay".into(),
+            changes: Vec::new(),
+            input,
+            expires_at: std::time::SystemTime::UNIX_EPOCH,
+        }
+    }
+
+    fn accept(content: Value) -> ElicitResult {
+        serde_json::from_value(json!({"action": "accept", "content": content})).unwrap()
+    }
+
+    #[test]
+    fn an_answer_edits_only_the_fields_the_form_offered() {
+        let schema: JsonObject = serde_json::from_value(json!({"type": "object", "properties": {
+            "to": {"type": "string"},
+            "amount": {"type": "integer"},
+            "card": {"type": "string", "writeOnly": true},
+            "lines": {"type": "array"}
+        }}))
+        .unwrap();
+        let p = pending(json!({"to": "bob", "amount": 5, "card": "[redacted]", "lines": []}));
+        let d = decision_of(
+            &accept(json!({"to": "eve", "card": "6666", "lines": [1], "admin": true})),
+            &p,
+            Some(&schema),
+        );
+        assert_eq!(
+            d.input,
+            Some(json!({"to": "eve", "amount": 5, "card": "[redacted]", "lines": []}))
+        );
+        // Only keys the form did not offer: nothing edited.
+        let d = decision_of(&accept(json!({"card": "6666"})), &p, Some(&schema));
+        assert_eq!(d.input, None);
+        // Without edits allowed, an accept approves the input as shown.
+        let d = decision_of(&accept(json!({"to": "eve"})), &p, None);
+        assert_eq!(d.input, None);
     }
 }
 

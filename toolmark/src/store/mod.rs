@@ -168,6 +168,7 @@ pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::{RedisStore, RedisStoreOptions};
+#[cfg_attr(not(feature = "mcp"), allow(unused_imports))]
 pub(crate) use seal::{call_binding, Purpose, Sealer};
 
 /// One deferred confirmation as a store keeps it: the whole confirmation sealed

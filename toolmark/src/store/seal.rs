@@ -31,6 +31,7 @@ const VERSION: &str = "1";
 /// What a sealed value is: part of the associated data, so a value sealed for one
 /// purpose never opens as another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // the MCP server's purposes
 pub(crate) enum Purpose {
     /// A deferred confirmation record, under its confirm id.
     Record,
@@ -79,6 +80,7 @@ impl Purpose {
 /// the tool, the caller and the arguments as canonical JSON (object keys sorted),
 /// NUL-separated. The arguments come last, and a tool name or an HTTP header
 /// never holds a NUL, so two different calls never share a binding.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) fn call_binding(tool: &str, principal: &str, args: &serde_json::Value) -> String {
     let mut text = String::with_capacity(64);
     text.push_str(tool);
@@ -91,6 +93,7 @@ pub(crate) fn call_binding(tool: &str, principal: &str, args: &serde_json::Value
 
 /// JSON with every object's keys sorted: the same arguments give the same bytes
 /// whatever order the client sent them in.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 fn canonical(v: &serde_json::Value, out: &mut String) {
     use serde_json::Value;
     match v {
