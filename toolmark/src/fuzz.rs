@@ -2,16 +2,16 @@
 //! public API): each takes the fuzzer's bytes, drives the crate's real private
 //! modules, and panics when an invariant breaks.
 //!
-//! - [`check_path`]: the sensitive-path parser, schema resolution, location
+//! - [`check_path`](crate::__fuzz::check_path): the sensitive-path parser, schema resolution, location
 //!   matching and message rewriting, on any text.
-//! - [`check_mrtr_handle`] (with feature `mcp`): an MCP multi round-trip
+//! - `check_mrtr_handle` (with feature `mcp`): an MCP multi round-trip
 //!   request's `requestState` handle, opened as the server opens what a client
 //!   sends: anything is refused without a panic; a genuine handle opens for its
 //!   call only (tool, caller, arguments), under its key and purpose only, and not
 //!   with a byte changed.
-//! - [`check_restore`]: redaction and the restore rule, on paths, an input and an
+//! - [`check_restore`](crate::__fuzz::check_restore): redaction and the restore rule, on paths, an input and an
 //!   approver's edit.
-//! - [`check_decode`]: the tracked decode, with alias and unknown keys, against
+//! - [`check_decode`](crate::__fuzz::check_decode): the tracked decode, with alias and unknown keys, against
 //!   serde_json's own decode; and the secret set of the call: no value the decode
 //!   can read at a sensitive path (aliases included) reaches its refusal or its
 //!   recorded arguments.

@@ -493,7 +493,7 @@ impl Toolmark {
     /// [`Human`](Caller::Human) (an edited input is restored and re-validated first)
     /// and returns the run's outcome; a rejection returns `rejected` with the
     /// reason. Either way the agent also gets a
-    /// [`BridgeMessage::Confirmed`]. An id that was used, expired or never existed
+    /// [`BridgeMessage::Confirmed`](crate::BridgeMessage::Confirmed). An id that was used, expired or never existed
     /// is `confirmation_expired`; an invalid edit is `invalid` and leaves the
     /// confirmation open for another answer. While the tool's scope is hidden
     /// (`when` false, here or above), any answer is refused `unknown_tool` and the
