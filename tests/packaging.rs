@@ -306,3 +306,78 @@ fn who_approves_is_answered_in_one_place() {
         );
     }
 }
+
+/// Whether `rel` (a path inside a crate) is one of the crate's `include` patterns
+/// (the forms its manifests use: `dir/**/*.ext`, `dir/*.ext`, a plain path).
+fn included(patterns: &[&str], rel: &str) -> bool {
+    patterns.iter().any(|p| {
+        if let Some((dir, ext)) = p.split_once("/**/*") {
+            rel.starts_with(&format!("{dir}/")) && rel.ends_with(ext)
+        } else if let Some((dir, ext)) = p.split_once("/*") {
+            rel.strip_prefix(&format!("{dir}/"))
+                .is_some_and(|name| !name.contains('/') && name.ends_with(ext))
+        } else {
+            *p == rel
+        }
+    })
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every file a published crate's code includes (`include_str!`, `include_bytes!`:
+/// the WebMCP page script, the guide's chapters) is in its package, so the crate
+/// builds from the registry with every feature (`cargo package` builds only the
+/// default ones).
+#[test]
+fn every_file_the_code_includes_is_packaged() {
+    for krate in ["toolmark", "toolmark-macros", "toolmark-syntax"] {
+        let package = manifest(&format!("{krate}/Cargo.toml"))["package"].clone();
+        let patterns: Vec<&str> = package["include"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let base = root().join(krate);
+        let mut files = Vec::new();
+        rust_files(&base.join("src"), &mut files);
+        let mut checked = 0;
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for macro_name in ["include_str!(\"", "include_bytes!(\""] {
+                for (at, _) in text.match_indices(macro_name) {
+                    let rest = &text[at + macro_name.len()..];
+                    let target = &rest[..rest.find('"').unwrap()];
+                    let path = file.parent().unwrap().join(target);
+                    let path = std::fs::canonicalize(&path)
+                        .unwrap_or_else(|e| panic!("{}: {target}: {e}", file.display()));
+                    let rel = path
+                        .strip_prefix(std::fs::canonicalize(&base).unwrap())
+                        .unwrap_or_else(|_| panic!("{target} is outside {krate}"))
+                        .to_string_lossy()
+                        .replace('\\', "/");
+                    assert!(
+                        included(&patterns, &rel),
+                        "{krate} includes {rel} in its code but not in its package: {patterns:?}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        if krate == "toolmark" {
+            assert!(
+                checked > 1,
+                "the guide's chapters and the WebMCP script are checked"
+            );
+        }
+    }
+}
