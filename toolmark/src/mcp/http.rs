@@ -572,7 +572,7 @@ impl ProtectedResource {
     }
 
     /// Where the metadata is served: the well-known path inserted between the
-    /// resource's host and its path (RFC 9728 §3.1).
+    /// resource's host and its path, as RFC 9728 builds it.
     pub fn metadata_url(&self) -> String {
         let (origin, path) = self.split();
         format!("{origin}/.well-known/oauth-protected-resource{path}")
