@@ -60,6 +60,13 @@ pub(crate) struct Listing {
 }
 
 impl Listing {
+    /// Whether both lists (with and without client confirmation) hold the same
+    /// tools as `other`'s.
+    pub(crate) fn same_tools(&self, other: &Listing) -> bool {
+        same(self.for_client(false), other.for_client(false))
+            && same(self.for_client(true), other.for_client(true))
+    }
+
     /// The list for a client that can (`elicits`) or cannot answer elicitations.
     pub(crate) fn for_client(&self, elicits: bool) -> &Tools {
         match (&self.asking, elicits) {
@@ -174,6 +181,33 @@ fn same(a: &Tools, b: &Tools) -> bool {
     a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| Arc::ptr_eq(x, y))
 }
 
+/// Waits for the next change of the manifest and lets a burst of changes settle
+/// ([`COALESCE`]): `false` when `cancelled` completes or the events end first.
+/// Every `list_changed` sender (a 2025-11-25 session's watcher, a 2026-07-28
+/// `subscriptions/listen` stream) waits through this.
+pub(crate) async fn settled_change<C: std::future::Future<Output = ()>>(
+    events: &mut crate::Events,
+    mut cancelled: std::pin::Pin<&mut C>,
+) -> bool {
+    loop {
+        let event = tokio::select! {
+            () = cancelled.as_mut() => return false,
+            e = events.recv() => e,
+        };
+        match event {
+            Ok(Event::ManifestChanged) | Err(RecvError::Lagged(_)) => {}
+            Ok(_) => continue,
+            Err(RecvError::Closed) => return false,
+        }
+        tokio::select! {
+            () = cancelled.as_mut() => return false,
+            () = tokio::time::sleep(COALESCE) => {}
+        }
+        while events.try_recv().is_ok() {}
+        return true;
+    }
+}
+
 /// Waits for manifest changes, lets a burst settle, and sends one
 /// `list_changed` per settled change of what `Mcp` sees.
 async fn watch(
@@ -183,28 +217,14 @@ async fn watch(
     policy: Option<Elicitation>,
     mut sent: Arc<Listing>,
 ) {
-    loop {
-        let event = tokio::select! {
-            () = stop.cancelled() => return,
-            e = events.recv() => e,
-        };
-        match event {
-            Ok(Event::ManifestChanged) | Err(RecvError::Lagged(_)) => {}
-            Ok(_) => continue,
-            Err(RecvError::Closed) => return,
-        }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(COALESCE) => {}
-        }
-        while events.try_recv().is_ok() {}
+    let cancelled = stop.cancelled();
+    tokio::pin!(cancelled);
+    while settled_change(&mut events, cancelled.as_mut()).await {
         let Some(catalog) = catalog.upgrade() else {
             return;
         };
         let now = catalog.listing(policy.as_ref());
-        if same(now.for_client(false), sent.for_client(false))
-            && same(now.for_client(true), sent.for_client(true))
-        {
+        if now.same_tools(&sent) {
             continue;
         }
         sent = now;

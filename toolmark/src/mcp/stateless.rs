@@ -11,11 +11,9 @@ use std::sync::Arc;
 use rmcp::model::{CacheScope, ListToolsResult, ProtocolVersion, SubscriptionFilter};
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::RoleServer;
-use tokio::sync::broadcast::error::RecvError;
 
-use super::list::{Catalog, Tools, COALESCE};
+use super::list::{settled_change, Catalog};
 use super::Elicitation;
-use crate::event::Event;
 
 /// Whether `context` is a request of the 2026-07-28 revision (or later): no
 /// session, everything in the request's `_meta`.
@@ -49,25 +47,11 @@ pub(crate) async fn listen(
     }
     let mut events = catalog.tm.events();
     let mut sent = catalog.listing(policy.as_ref());
-    loop {
-        let event = tokio::select! {
-            () = subscription.cancelled() => return,
-            e = events.recv() => e,
-        };
-        match event {
-            Ok(Event::ManifestChanged) | Err(RecvError::Lagged(_)) => {}
-            Ok(_) => continue,
-            Err(RecvError::Closed) => return,
-        }
-        tokio::select! {
-            () = subscription.cancelled() => return,
-            () = tokio::time::sleep(COALESCE) => {}
-        }
-        while events.try_recv().is_ok() {}
+    let cancelled = subscription.cancelled();
+    tokio::pin!(cancelled);
+    while settled_change(&mut events, cancelled.as_mut()).await {
         let now = catalog.listing(policy.as_ref());
-        if same(now.for_client(false), sent.for_client(false))
-            && same(now.for_client(true), sent.for_client(true))
-        {
+        if now.same_tools(&sent) {
             continue;
         }
         sent = now;
@@ -80,11 +64,6 @@ pub(crate) async fn listen(
             return;
         }
     }
-}
-
-/// Whether two lists hold the same tools (the same registrations, in order).
-fn same(a: &Tools, b: &Tools) -> bool {
-    a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| Arc::ptr_eq(x, y))
 }
 
 /// The cache hints of a 2026-07-28 `tools/list` page: fresh for `ttl_ms`, and
