@@ -1,36 +1,7 @@
-//! The `#[tool]` diagnostics: one UI case per diagnostic, `tests/ui/<what-is-wrong>.rs`
-//! with its `.stderr`.
-//!
-//! Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test --test
-//! compiletest`, then read each one: the `^^^` must sit under the offending token.
-//!
-//! Only compile-fail cases run here, so trybuild checks them all in one `cargo check`
-//! (no code generation, neither for them nor for its own build of the dependencies).
-//! The forms that must compile and run (`tests/ui-pass/*.rs`) are test targets of
-//! their own in Cargo.toml (`ui_pass_<file>`, `harness = false`), built with the
-//! other tests' dependencies; [`every_pass_case_is_a_test_target`] keeps that list
-//! complete.
-
-#[test]
-fn ui() {
-    // trybuild builds its dependencies with `--cfg trybuild --verbose -A dead_code`
-    // and the cases with those flags and `--diagnostic-width=140`: different flags,
-    // so cargo would check every dependency twice. These flags (the cases' own, the
-    // one set cargo then uses for every unit trybuild builds) make it once.
-    if std::env::var_os("CARGO_ENCODED_RUSTFLAGS").is_none() {
-        let flags = [
-            "--cfg",
-            "trybuild",
-            "--verbose",
-            "-A",
-            "dead_code",
-            "--diagnostic-width=140",
-        ];
-        std::env::set_var("CARGO_ENCODED_RUSTFLAGS", flags.join("\u{1f}"));
-    }
-    let t = trybuild::TestCases::new();
-    t.compile_fail("tests/ui/*.rs");
-}
+//! The `#[tool]` forms that must compile and run (`tests/ui-pass/*.rs`) are test
+//! targets of their own in Cargo.toml (`ui_pass_<file>`, `harness = false`), built with
+//! the other tests' dependencies; this test keeps that list complete. The compile-fail
+//! cases (the diagnostics) are the `toolmark-ui` package's (`ui/tests/ui`).
 
 /// Every `tests/ui-pass/<file>.rs` is a `[[test]]` named `ui_pass_<file>` with
 /// `harness = false` (a case missing from Cargo.toml would silently never run).
