@@ -10,6 +10,7 @@ mod ask;
 mod canary;
 mod canary_2026;
 mod conformance;
+mod conformance_2026;
 mod elicit_path;
 #[path = "../support/external.rs"]
 mod external;
