@@ -23,6 +23,7 @@ mod load;
 mod logging;
 mod oversize;
 mod python;
+mod python_2026;
 mod quiet_logs;
 
 mod session;

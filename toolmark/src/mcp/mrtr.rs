@@ -14,7 +14,8 @@
 //! AES-256-GCM key its store's records are sealed with), with its purpose and the
 //! tool's name, the caller (the HTTP `Authorization` the request came with) and
 //! the arguments the client sent (canonical JSON) as associated data. A retry opens it only with the
-//! same tool, caller and arguments; a changed handle does not open; past its
+//! same tool, caller and arguments; a changed handle does not open (the
+//! JSON-RPC error `-32602`, [`tampered`]); past its
 //! expiry (by the toolmark's clock) it is `confirmation_expired`; it is single
 //! use because the confirmation is (a replay is `confirmation_expired`); a
 //! retry without an answer is asked again and never runs.
