@@ -22,8 +22,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use toolmark::mcp::{Elicitation, McpServer, TaskOptions};
 use toolmark::{
-    Content, Effect, Elicited, LogLevel, NoInput, SampleRequest, ToolContext, ToolError, ToolSpec,
-    Toolmark,
+    Content, Effect, Elicited, LogLevel, NoInput, SampleRequest, ScopeOptions, ToolContext,
+    ToolError, ToolSpec, Toolmark,
 };
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -459,7 +459,14 @@ fn app() -> Result<Toolmark, Box<dyn std::error::Error>> {
         .chain(elicitations())
         .chain(fixtures_2026(&tm)?)
     {
-        tm.register(spec, Default::default())?;
+        // Toolmark runs one call at a time per scope; the suite calls tools side
+        // by side (a quick `greet` while `slow_compute` works), so each tool has a
+        // transparent scope of its own (its own queue, no name segment).
+        let own = ScopeOptions {
+            transparent: true,
+            ..Default::default()
+        };
+        tm.scope_with(spec.name(), own).register(spec)?;
     }
     Ok(tm)
 }
@@ -473,8 +480,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("listening on http://{}/mcp", listener.local_addr()?);
     McpServer::new(app()?)
         // A call of a client that declares the Tasks extension becomes a task
-        // after 200 ms (the suite's `slow_compute` works for a second).
-        .tasks(TaskOptions::new().after(Duration::from_millis(200)))
+        // after 500 ms (the suite's `slow_compute` works for a second; `greet`
+        // answers at once, a sync result even on a busy machine).
+        .tasks(TaskOptions::new().after(Duration::from_millis(500)))
         // `confirm_delete` (the Tasks extension's fixture) asks the calling
         // client: a task in `input_required`, answered with `tasks/update`.
         .confirm_by_elicitation(

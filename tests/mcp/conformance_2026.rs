@@ -12,9 +12,9 @@
 //! runs without Node or the suite it fails (`tests/support/external.rs`).
 //!
 //! The suite runs every server scenario that applies to 2026-07-28 (`--suite all
-//! --spec-version 2026-07-28`: the required ones and the pending ones), then the
-//! Tasks extension's scenarios one by one (`--force`: an extension is not on the
-//! spec's timeline). A scenario (or one check of it) that fails, or warns, is
+//! --spec-version 2026-07-28`: the required ones and the pending ones) and, beside
+//! it, the Tasks extension's scenarios one by one (`--force`: an extension is not
+//! on the spec's timeline). A scenario (or one check of it) that fails, or warns, is
 //! allowed only when the expected-failures file names it with its reason, and the
 //! suite fails the run when a listed one starts passing; the file and the
 //! summaries are printed in the test's output.
@@ -72,17 +72,33 @@ fn the_2026_07_28_scenarios_pass_with_their_expected_failures() {
             .find("=== SUMMARY ===")
             .map_or(&stdout[..], |i| &stdout[i..])
             .to_owned();
-        println!("{summary}");
-        assert!(
-            out.status.success(),
-            "the 2026-07-28 conformance scenarios failed ({args:?}):\n{summary}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        summary
+        let failed = (!out.status.success()).then(|| {
+            format!(
+                "the 2026-07-28 conformance scenarios failed ({args:?}):\n{summary}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (summary, failed)
     };
-    // Every server scenario on the 2026-07-28 timeline: the required ones and
-    // the pending ones.
-    let summary = run(&["--suite", "all"]);
+    // Every server scenario on the 2026-07-28 timeline (the required ones and the
+    // pending ones) and, beside it, the Tasks extension's one after another (they
+    // wait on tasks that work for seconds).
+    let (main, tasks) = std::thread::scope(|s| {
+        let tasks = s.spawn(|| {
+            TASKS_SCENARIOS
+                .iter()
+                .map(|scenario| run(&["--scenario", scenario, "--force"]))
+                .collect::<Vec<_>>()
+        });
+        (run(&["--suite", "all"]), tasks.join().unwrap())
+    });
+    let results: Vec<_> = std::iter::once(main).chain(tasks).collect();
+    for (summary, _) in &results {
+        println!("{summary}");
+    }
+    let failures: Vec<&String> = results.iter().filter_map(|(_, f)| f.as_ref()).collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+    let summary = &results[0].0;
     for scenario in [
         "server-stateless",
         "tools-list",
@@ -101,9 +117,7 @@ fn the_2026_07_28_scenarios_pass_with_their_expected_failures() {
             "{scenario} did not pass:\n{summary}"
         );
     }
-    for scenario in TASKS_SCENARIOS {
-        run(&["--scenario", scenario, "--force"]);
-    }
+    assert_eq!(results.len(), 1 + TASKS_SCENARIOS.len());
 }
 
 /// Without Node and the suite this test is reported ignored, never `ok`.
