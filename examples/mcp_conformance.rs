@@ -10,14 +10,20 @@
 //! Scenarios a Toolmark server does not serve (prompts, resources,
 //! completions) are listed with their reasons in
 //! `tests/mcp/conformance-expected-failures.yml`.
+//!
+//! The same server answers the 2026-07-28 scenarios of the suite's
+//! `0.2.0-alpha.12` (`--spec-version 2026-07-28`: stateless, `_meta` in every
+//! request) with the fixtures those scenarios name (`test_missing_capability`,
+//! `test_input_required_result_*`, the Tasks extension's `slow_compute`, …);
+//! see `tests/mcp/conformance-2026-expected-failures.yml`.
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolmark::mcp::McpServer;
+use toolmark::mcp::{Elicitation, McpServer, TaskOptions};
 use toolmark::{
-    Content, Effect, Elicited, LogLevel, NoInput, SampleRequest, ToolContext, ToolError, ToolSpec,
-    Toolmark,
+    Content, Effect, Elicited, LogLevel, NoInput, SampleRequest, ScopeOptions, ToolContext,
+    ToolError, ToolSpec, Toolmark,
 };
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -141,6 +147,239 @@ fn content(name: &str, description: &str, make: fn() -> Content) -> ToolSpec {
     .effect(Effect::Read)
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Greet {
+    /// Whom to greet.
+    name: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Compute {
+    /// How long to work, in seconds.
+    seconds: f64,
+    /// A label echoed in the result.
+    #[serde(default)]
+    label: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Delete {
+    /// The file to delete.
+    #[serde(default)]
+    filename: String,
+}
+
+/// The fixtures of the 2026-07-28 scenarios (and of the Tasks extension's).
+fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Error>> {
+    // `test_trigger_tool_change` shows or hides this scope: the tool list changes.
+    let extra = tm.scope("extra");
+    extra.register(
+        ToolSpec::typed(
+            "listed_sometimes",
+            "Listed while the extra scope is shown",
+            |_ctx, _: NoInput| async { Ok::<_, ToolError>(Content::text("here")) },
+        )
+        .effect(Effect::Read),
+    )?;
+    let one_answer = |key: &'static str, message: &'static str, field: &'static str| {
+        move |ctx: ToolContext, _: NoInput| async move {
+            let schema = json!({
+                "type": "object",
+                "properties": {field: {"type": "string"}},
+                "required": [field]
+            });
+            let answer = elicit(&ctx, message.to_owned(), schema).await?;
+            Ok::<_, ToolError>(Content::text(format!("{key}: {answer}")))
+        }
+    };
+    Ok(vec![
+        ToolSpec::typed(
+            "test_missing_capability",
+            "Needs the client's sampling capability",
+            |ctx, _: NoInput| async move {
+                let answer = ctx.sample(SampleRequest::new("Say hello").max_tokens(20)).await?;
+                Ok::<_, ToolError>(Content::text(answer.text))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_logging_tool",
+            "Logs three messages",
+            |ctx, _: NoInput| async move {
+                for m in ["one", "two", "three"] {
+                    ctx.log(LogLevel::Info, m);
+                }
+                Ok::<_, ToolError>(Content::text("logged"))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_streaming_elicitation",
+            "Asks the user a question",
+            one_answer("streaming", "What is your name?", "name"),
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_trigger_tool_change",
+            "Shows or hides the extra scope's tool",
+            move |_ctx, _: NoInput| {
+                let extra = extra.clone();
+                async move {
+                    extra.set_when(!extra.when());
+                    Ok::<_, ToolError>(Content::text("the tool list changed"))
+                }
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_input_required_result_elicitation",
+            "Asks the user's name",
+            |ctx, _: NoInput| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"]
+                });
+                let name = match ctx.elicit("What is your name?", schema).await? {
+                    Elicited::Accept(v) => v["name"].as_str().unwrap_or_default().to_owned(),
+                    _ => "stranger".to_owned(),
+                };
+                Ok::<_, ToolError>(Content::text(format!("Hello, {name}!")))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_input_required_result_request_state",
+            "Asks for a confirmation",
+            |ctx, _: NoInput| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {"ok": {"type": "boolean"}},
+                    "required": ["ok"]
+                });
+                ctx.elicit("Please confirm", schema).await?;
+                Ok::<_, ToolError>(Content::text("state-ok"))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_input_required_result_tampered_state",
+            "Asks for a confirmation",
+            one_answer("tampered", "Please confirm", "ok"),
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_input_required_result_multi_round",
+            "Asks two questions, one after the other",
+            |ctx, _: NoInput| async move {
+                let name = elicit(
+                    &ctx,
+                    "Step 1: What is your name?".to_owned(),
+                    json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+                )
+                .await?;
+                let color = elicit(
+                    &ctx,
+                    "Step 2: What is your favorite color?".to_owned(),
+                    json!({"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}),
+                )
+                .await?;
+                Ok::<_, ToolError>(Content::text(format!("{name}; {color}")))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_input_required_result_sampling",
+            "Asks the client's model a question",
+            |ctx, _: NoInput| async move {
+                let answer = ctx
+                    .sample(SampleRequest::new("What is the capital of France?").max_tokens(100))
+                    .await?;
+                Ok::<_, ToolError>(Content::text(answer.text))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_input_required_result_capabilities",
+            "Asks the client's model when it samples, else the user",
+            |ctx, _: NoInput| async move {
+                let answer = ctx
+                    .sample(SampleRequest::new("Say hello").max_tokens(20))
+                    .await?;
+                Ok::<_, ToolError>(Content::text(answer.text))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::new("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features")
+            .input_schema(json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {"address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                }},
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
+                },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
+                "additionalProperties": false
+            }))
+            .effect(Effect::Read)
+            .handler(|_ctx, input| async move { Ok(json!({"received": input})) }),
+        // The Tasks extension's fixtures.
+        ToolSpec::typed("greet", "Greets someone", |_ctx, g: Greet| async move {
+            Ok::<_, ToolError>(Content::text(format!("Hello, {}!", g.name)))
+        })
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "slow_compute",
+            "Works for `seconds`, then answers",
+            |_ctx, c: Compute| async move {
+                tokio::time::sleep(Duration::from_secs_f64(c.seconds.clamp(0.0, 120.0))).await;
+                Ok::<_, ToolError>(Content::text(format!("computed {}", c.label)))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "failing_job",
+            "Fails after a second",
+            |_ctx, _: NoInput| async move {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Err::<(), _>(ToolError::new("failing_job failed, as it always does"))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "confirm_delete",
+            "Deletes an item once the user confirms (a task waiting for the answer)",
+            |_ctx, d: Delete| async move {
+                Ok::<_, ToolError>(Content::text(format!("deleted {}", d.filename)))
+            },
+        )
+        .effect(Effect::Destructive),
+        ToolSpec::typed(
+            "protocol_error_job",
+            "Panics",
+            |_ctx, _: NoInput| async move {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                if std::hint::black_box(true) {
+                    panic!("protocol_error_job panics, as it always does");
+                }
+                Ok::<_, ToolError>(Content::text("unreachable"))
+            },
+        )
+        .effect(Effect::Read),
+    ])
+}
+
 fn app() -> Result<Toolmark, Box<dyn std::error::Error>> {
     let tm = Toolmark::builder().build()?;
     let specs = [
@@ -215,8 +454,19 @@ fn app() -> Result<Toolmark, Box<dyn std::error::Error>> {
         )
         .effect(Effect::Read),
     ];
-    for spec in specs.into_iter().chain(elicitations()) {
-        tm.register(spec, Default::default())?;
+    for spec in specs
+        .into_iter()
+        .chain(elicitations())
+        .chain(fixtures_2026(&tm)?)
+    {
+        // Toolmark runs one call at a time per scope; the suite calls tools side
+        // by side (a quick `greet` while `slow_compute` works), so each tool has a
+        // transparent scope of its own (its own queue, no name segment).
+        let own = ScopeOptions {
+            transparent: true,
+            ..Default::default()
+        };
+        tm.scope_with(spec.name(), own).register(spec)?;
     }
     Ok(tm)
 }
@@ -229,6 +479,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("listening on http://{}/mcp", listener.local_addr()?);
     McpServer::new(app()?)
+        // A call of a client that declares the Tasks extension becomes a task
+        // after 500 ms (the suite's `slow_compute` works for a second; `greet`
+        // answers at once, a sync result even on a busy machine).
+        .tasks(TaskOptions::new().after(Duration::from_millis(500)))
+        // `confirm_delete` (the Tasks extension's fixture) asks the calling
+        // client: a task in `input_required`, answered with `tasks/update`.
+        .confirm_by_elicitation(
+            Elicitation::consequential()
+                .destructive()
+                .only(["confirm_delete"]),
+        )
         .server_info("toolmark-conformance", env!("CARGO_PKG_VERSION"))
         .serve_listener(listener)
         .await?;

@@ -103,6 +103,18 @@ impl Seen {
         }
         self.text(&format!("{what} (Debug)"), format!("{r:?}"));
     }
+
+    /// A response that is a result or a JSON-RPC error (both are read by the client).
+    fn outcome(&mut self, what: &str, r: &Result<CallToolResponse, rmcp::ServiceError>) {
+        match r {
+            Ok(r) => self.response(what, r),
+            Err(rmcp::ServiceError::McpError(e)) => {
+                self.add(what, e);
+                self.text(&format!("{what} (Debug)"), format!("{e:?}"));
+            }
+            Err(other) => panic!("{what}: {other:?}"),
+        }
+    }
 }
 
 async fn tasks_and_rounds(c: &mut Canary, seen: &mut Seen) {
@@ -159,18 +171,16 @@ async fn tasks_and_rounds(c: &mut Canary, seen: &mut Seen) {
                 .with_request_state(String::from_utf8(tampered).unwrap())
                 .with_input_responses(accept()),
         )
-        .await
-        .unwrap();
-    seen.response("a tampered retry", &refused);
+        .await;
+    seen.outcome("a tampered retry", &refused);
     let other = client
         .call_tool_once(
             call("pay.send", json!({"to": "eve", "amount": 5, "card": card}))
                 .with_request_state(state.clone())
                 .with_input_responses(accept()),
         )
-        .await
-        .unwrap();
-    seen.response("a retry with other arguments", &other);
+        .await;
+    seen.outcome("a retry with other arguments", &other);
     let done = client
         .call_tool_once(
             call("pay.send", args.clone())

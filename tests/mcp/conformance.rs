@@ -9,10 +9,55 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `examples/mcp_conformance` on a free loopback port, killed when dropped.
+pub(crate) struct Server {
+    child: Child,
+    /// Its MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub(crate) url: String,
+}
+
+impl Server {
+    pub(crate) fn start() -> Self {
+        let exe = std::env::current_exe().unwrap();
+        let bin = exe
+            .parent()
+            .and_then(|d| d.parent())
+            .unwrap()
+            .join("examples/mcp_conformance");
+        assert!(bin.exists(), "{} is missing", bin.display());
+        let mut child = Command::new(bin)
+            .arg("127.0.0.1:0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("the server printed its address")
+                .unwrap();
+            if let Some(u) = line.strip_prefix("listening on ") {
+                break u.trim().to_owned();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Server { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 #[test]
@@ -22,39 +67,15 @@ fn root() -> PathBuf {
 )]
 fn the_conformance_suite_passes_with_its_expected_failures() {
     let (node, suite) = crate::external::conformance();
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .unwrap()
-        .join("examples/mcp_conformance");
-    assert!(bin.exists(), "{} is missing", bin.display());
-    let mut child = Command::new(bin)
-        .arg("127.0.0.1:0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .expect("the server printed its address")
-            .unwrap();
-        if let Some(u) = line.strip_prefix("listening on ") {
-            break u.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let server = Server::start();
+    let url = server.url.clone();
     let out = Command::new(node)
         .arg(suite)
         .args(["server", "--url", &url, "--expected-failures"])
         .arg(root().join("tests/mcp/conformance-expected-failures.yml"))
         .output()
         .unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let summary = stdout
         .find("=== SUMMARY ===")

@@ -10,6 +10,7 @@ mod ask;
 mod canary;
 mod canary_2026;
 mod conformance;
+mod conformance_2026;
 mod elicit_path;
 #[path = "../support/external.rs"]
 mod external;
@@ -22,6 +23,7 @@ mod load;
 mod logging;
 mod oversize;
 mod python;
+mod python_2026;
 mod quiet_logs;
 
 mod session;

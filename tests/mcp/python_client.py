@@ -20,6 +20,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
 SECRET = "4111-2222-3333-9876"
@@ -434,17 +435,23 @@ async def main_2026(mode: str, target: str) -> None:
             "pay.send", pay, request_state=ir.request_state, allow_input_required=True
         )
         check(isinstance(again, types.InputRequiredResult), f"re-asked: {again}")
-        # tampered
-        r = await client.session.call_tool(
-            "pay.send", pay, request_state=flip(ir.request_state), input_responses=accept, allow_input_required=True
-        )
-        check(r.is_error is True and code(r) == "invalid", f"tampered: {r}")
-        # other arguments
-        r = await client.session.call_tool(
-            "pay.send", dict(pay, to="eve"), request_state=ir.request_state, input_responses=accept,
-            allow_input_required=True,
-        )
-        check(r.is_error is True and code(r) == "invalid", f"other arguments: {r}")
+        # tampered, or other arguments: the JSON-RPC error -32602 (a requestState
+        # that fails its integrity check), Toolmark's `invalid` refusal as its data
+        for what, args, state in [
+            ("tampered", pay, flip(ir.request_state)),
+            ("other arguments", dict(pay, to="eve"), ir.request_state),
+        ]:
+            try:
+                r = await client.session.call_tool(
+                    "pay.send", args, request_state=state, input_responses=accept, allow_input_required=True
+                )
+                check(False, f"{what}: expected the JSON-RPC error -32602, got {r}")
+            except MCPError as e:
+                seen.append(repr(e))
+                check(
+                    e.code == -32602 and (e.data or {}).get("code") == "invalid",
+                    f"{what}: {e.code} {e.data}",
+                )
         # approved once ...
         r = await client.session.call_tool(
             "pay.send", pay, request_state=ir.request_state, input_responses=accept, allow_input_required=True

@@ -98,6 +98,23 @@ async fn retry(
     client.call_tool_once(p).await.unwrap()
 }
 
+/// A retry the server answers with a JSON-RPC error.
+async fn retry_err(
+    client: &RunningService<RoleClient, Client>,
+    args: Value,
+    state: &str,
+    answer: Option<InputResponses>,
+) -> rmcp::ErrorData {
+    let mut p = call("pay.send", args).with_request_state(state.to_owned());
+    if let Some(a) = answer {
+        p = p.with_input_responses(a);
+    }
+    match client.call_tool_once(p).await {
+        Err(rmcp::ServiceError::McpError(e)) => e,
+        other => panic!("expected a JSON-RPC error, got {other:?}"),
+    }
+}
+
 fn complete(r: CallToolResponse) -> Value {
     match r {
         CallToolResponse::Complete(r) => wire(&r),
@@ -245,9 +262,13 @@ async fn a_tampered_handle_or_other_arguments_are_refused_and_the_confirmation_s
         ),
         (pay_args("ada"), "not-a-handle"),
     ] {
-        let r = complete(retry(&client, args, st, Some(accept())).await);
-        assert_eq!(r["structuredContent"]["code"], "invalid", "{r}");
-        assert_eq!(r["structuredContent"]["issues"][0]["path"], "requestState");
+        // A requestState that fails its integrity check is a protocol error
+        // (-32602), with Toolmark's `invalid` refusal as its data.
+        let e = retry_err(&client, args, st, Some(accept())).await;
+        assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS, "{e:?}");
+        let data = e.data.unwrap();
+        assert_eq!(data["code"], "invalid", "{data}");
+        assert_eq!(data["issues"][0]["path"], "requestState");
     }
     assert!(log.get().is_empty(), "nothing ran");
     // The untouched handle still approves, once.
@@ -392,6 +413,18 @@ async fn a_call_waiting_for_its_clients_approval_is_an_input_required_task() {
         .as_str()
         .unwrap()
         .contains("Pay 5 to ada"));
+    assert!(log.get().is_empty());
+    // An update that answers nothing the task asked is acknowledged; the task
+    // still waits, asking the same question.
+    let mut unknown = InputResponses::new();
+    unknown.insert("unknown-key".into(), json!({"ignored": true}));
+    client
+        .update_task(UpdateTaskParams::new(id.clone(), unknown))
+        .await
+        .unwrap();
+    let still = task_status(&client, &id).await;
+    assert_eq!(still["status"], "input_required", "{still}");
+    assert!(still["inputRequests"]["confirm"].is_object(), "{still}");
     assert!(log.get().is_empty());
     client
         .update_task(UpdateTaskParams::new(id.clone(), accept()))
@@ -799,9 +832,14 @@ async fn ctx_elicit_goes_back_in_rounds_and_the_tool_runs_again_with_the_answers
                 .with_request_state(state.clone())
                 .with_input_responses(last.clone()),
         )
-        .await
-        .unwrap();
-    assert_eq!(complete(other_args)["structuredContent"]["code"], "invalid");
+        .await;
+    match other_args {
+        Err(rmcp::ServiceError::McpError(e)) => {
+            assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+            assert_eq!(e.data.unwrap()["code"], "invalid");
+        }
+        other => panic!("other arguments: expected -32602, got {other:?}"),
+    }
     let done = client
         .call_tool_once(
             call("ask_twice", json!({"pin": SECRET}))
@@ -878,5 +916,161 @@ async fn a_2025_session_is_sent_the_pages_link_and_the_person_decides() {
         }
     };
     assert_eq!(approver, toolmark::Approver::User { id: "bob".into() });
+    client.cancel().await.unwrap();
+}
+
+/// Tools that ask the client's model, the user, or the model but cope without.
+fn client_needing_app(log: &Log) -> Toolmark {
+    let tm = Toolmark::builder().build().unwrap();
+    let l = log.clone();
+    let specs = [
+        toolmark::ToolSpec::typed(
+            "summarize",
+            "Asks the client's model",
+            move |ctx: toolmark::ToolContext, p: Pin| {
+                let l = l.clone();
+                async move {
+                    l.push("run");
+                    let answer = ctx
+                        .sample(
+                            toolmark::SampleRequest::new(format!("Summarize (pin {})", p.pin))
+                                .max_tokens(50),
+                        )
+                        .await?;
+                    Ok::<_, toolmark::ToolError>(
+                        json!({"text": answer.text, "model": answer.model}),
+                    )
+                }
+            },
+        )
+        .sensitive(["pin"]),
+        toolmark::ToolSpec::typed(
+            "ask_name",
+            "Asks the user",
+            |ctx: toolmark::ToolContext, _: toolmark::NoInput| async move {
+                let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+                ctx.elicit("Your name?", schema).await?;
+                Ok::<_, toolmark::ToolError>(json!("asked"))
+            },
+        ),
+        toolmark::ToolSpec::typed(
+            "maybe_summarize",
+            "Asks the client's model when it can",
+            |ctx: toolmark::ToolContext, _: toolmark::NoInput| async move {
+                Ok::<_, toolmark::ToolError>(
+                    match ctx.sample(toolmark::SampleRequest::new("Hi")).await {
+                        Ok(a) => json!(a.text),
+                        Err(e) => json!(format!("without a model: {}", e.code())),
+                    },
+                )
+            },
+        ),
+    ];
+    for spec in specs {
+        tm.register(spec.effect(toolmark::Effect::Read), Default::default())
+            .unwrap();
+    }
+    tm
+}
+
+/// 2026-07-28: a call that fails because its tool needed a capability the
+/// request's `_meta` did not declare is the JSON-RPC error -32021
+/// (MissingRequiredClientCapability) naming it; a tool that copes without it
+/// answers as usual.
+#[tokio::test]
+async fn a_capability_the_request_did_not_declare_is_missing_required_client_capability() {
+    let log = Log::default();
+    let server = McpServer::new(client_needing_app(&log));
+    let client = connect_2026(&server, Client::default()).await;
+    for (tool, args, capability) in [
+        ("summarize", json!({"pin": SECRET}), "sampling"),
+        ("ask_name", json!({}), "elicitation"),
+    ] {
+        match client.call_tool_once(call(tool, args)).await {
+            Err(rmcp::ServiceError::McpError(e)) => {
+                assert_eq!(
+                    e.code,
+                    rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    "{tool}: {e:?}"
+                );
+                let data = e.data.unwrap();
+                assert!(
+                    data["requiredCapabilities"][capability].is_object(),
+                    "{tool}: {data}"
+                );
+                assert!(!data.to_string().contains(SECRET));
+            }
+            other => panic!("{tool}: expected -32021, got {other:?}"),
+        }
+    }
+    let r = client
+        .call_tool(call("maybe_summarize", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"result": "without a model: not_supported"}))
+    );
+    client.cancel().await.unwrap();
+}
+
+/// 2026-07-28: `ctx.sample` is an `input_required` round (`sample-N`, a
+/// `sampling/createMessage` scrubbed of the call's secrets); the retry with the
+/// model's answer runs the tool again and it gets the answer.
+#[tokio::test]
+async fn ctx_sample_goes_back_in_a_round_and_the_tool_gets_the_models_answer() {
+    let log = Log::default();
+    let server = McpServer::new(client_needing_app(&log));
+    let client = connect_2026(
+        &server,
+        Client {
+            sampling: true,
+            ..Client::default()
+        },
+    )
+    .await;
+    let first = client
+        .call_tool_once(call("summarize", json!({"pin": SECRET})))
+        .await
+        .unwrap();
+    let CallToolResponse::InputRequired(ir) = first else {
+        panic!("a round: {first:?}")
+    };
+    let text = serde_json::to_string(&ir).unwrap();
+    assert!(!text.contains(SECRET), "{text}");
+    let request = serde_json::to_value(&ir.input_requests.as_ref().unwrap()["sample-0"]).unwrap();
+    assert_eq!(request["method"], "sampling/createMessage", "{request}");
+    assert_eq!(request["params"]["maxTokens"], 50);
+    assert_eq!(
+        request["params"]["messages"][0]["content"]["text"],
+        "Summarize (pin [redacted])"
+    );
+    let mut answer = InputResponses::new();
+    answer.insert(
+        "sample-0".into(),
+        json!({"role": "assistant", "content": {"type": "text", "text": "short"}, "model": "m1"}),
+    );
+    let done = client
+        .call_tool_once(
+            call("summarize", json!({"pin": SECRET}))
+                .with_request_state(ir.request_state.unwrap())
+                .with_input_responses(answer),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        complete(done)["structuredContent"],
+        json!({"text": "short", "model": "m1"})
+    );
+    assert_eq!(log.get(), ["run", "run"]);
+    // rmcp's client answers the round itself with its sampling handler.
+    let r = client
+        .call_tool(call("summarize", json!({"pin": SECRET})))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"text": "sampled: Summarize (pin [redacted])", "model": "test-model"}))
+    );
     client.cancel().await.unwrap();
 }

@@ -48,6 +48,13 @@ const EXTERNAL_CLIENTS: &[ExternalClient] = &[
         name: "conformance",
         vars: &["TOOLMARK_NODE", "TOOLMARK_CONFORMANCE"],
     },
+    // The MCP conformance suite's alpha with the 2026-07-28 server scenarios
+    // (0.2.0-alpha.12, in .ci/node-next): TOOLMARK_NODE and TOOLMARK_CONFORMANCE_2026
+    // (its dist/index.js).
+    ExternalClient {
+        name: "conformance-2026",
+        vars: &["TOOLMARK_NODE", "TOOLMARK_CONFORMANCE_2026"],
+    },
     // The official TypeScript SDK client (`@modelcontextprotocol/sdk` 1.x) and the
     // MCP Inspector CLI (`@modelcontextprotocol/inspector`) on Node 22:
     // TOOLMARK_NODE and TOOLMARK_NODE_MODULES (the node_modules holding both,

@@ -118,6 +118,28 @@ pub fn conformance() -> (PathBuf, PathBuf) {
     (node, suite)
 }
 
+/// Node and the MCP conformance suite's alpha with the 2026-07-28 scenarios:
+/// `$TOOLMARK_NODE` (else `.ci/node/node_modules/.bin/node`) and
+/// `$TOOLMARK_CONFORMANCE_2026` (else
+/// `.ci/node-next/node_modules/@modelcontextprotocol/conformance/dist/index.js`).
+pub fn conformance_2026() -> (PathBuf, PathBuf) {
+    require(
+        "conformance-2026",
+        cfg!(toolmark_client = "conformance-2026"),
+    );
+    let node = path_of(
+        "TOOLMARK_NODE",
+        ".ci/node/node_modules/.bin/node",
+        "Node 22",
+    );
+    let suite = path_of(
+        "TOOLMARK_CONFORMANCE_2026",
+        ".ci/node-next/node_modules/@modelcontextprotocol/conformance/dist/index.js",
+        "the MCP conformance suite 0.2.0-alpha.12 (2026-07-28 scenarios)",
+    );
+    (node, suite)
+}
+
 /// Node and the node_modules holding the TypeScript SDK (`@modelcontextprotocol/sdk`
 /// 1.x) and the MCP Inspector CLI: `$TOOLMARK_NODE` (else
 /// `.ci/node/node_modules/.bin/node`) and `$TOOLMARK_NODE_MODULES` (else

@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, ElicitationSchema,
-    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Role,
-    SamplingContent, SamplingMessage, SamplingMessageContentBlock,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken, Role, SamplingContent, SamplingMessage, SamplingMessageContentBlock,
 };
 use rmcp::service::{ElicitationMode, Peer};
 use rmcp::RoleServer;
@@ -235,34 +235,49 @@ impl CallerClient for McpClient {
                     reason: "the MCP client did not declare the sampling capability".to_owned(),
                 });
             }
-            let messages = request
-                .messages
-                .into_iter()
-                .map(|m| {
-                    let role = match m.role {
-                        SampleRole::User => Role::User,
-                        SampleRole::Assistant => Role::Assistant,
-                    };
-                    SamplingMessage::new(role, m.text)
-                })
-                .collect();
-            let mut params = CreateMessageRequestParams::new(messages, request.max_tokens);
-            params.system_prompt = request.system_prompt;
-            params.temperature = request.temperature;
-            let answer = peer.create_message(params).await.map_err(failed)?;
-            let text = match &answer.message.content {
-                SamplingContent::Single(block) => text_of(block).unwrap_or_default().to_owned(),
-                SamplingContent::Multiple(blocks) => blocks
-                    .iter()
-                    .filter_map(text_of)
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            };
-            let mut sampled = Sampled::new(text, answer.model);
-            sampled.stop_reason = answer.stop_reason;
-            Ok(sampled)
+            let answer = peer
+                .create_message(sample_params(request))
+                .await
+                .map_err(failed)?;
+            Ok(sampled(answer))
         })
     }
+}
+
+/// The `sampling/createMessage` parameters of a [`SampleRequest`] (sent to a
+/// session, or in a 2026-07-28 `input_required` round).
+pub(crate) fn sample_params(request: SampleRequest) -> CreateMessageRequestParams {
+    let messages = request
+        .messages
+        .into_iter()
+        .map(|m| {
+            let role = match m.role {
+                SampleRole::User => Role::User,
+                SampleRole::Assistant => Role::Assistant,
+            };
+            SamplingMessage::new(role, m.text)
+        })
+        .collect();
+    let mut params = CreateMessageRequestParams::new(messages, request.max_tokens);
+    params.system_prompt = request.system_prompt;
+    params.temperature = request.temperature;
+    params
+}
+
+/// The [`Sampled`] of a client's `sampling/createMessage` answer: its text blocks,
+/// joined by newlines.
+pub(crate) fn sampled(answer: CreateMessageResult) -> Sampled {
+    let text = match &answer.message.content {
+        SamplingContent::Single(block) => text_of(block).unwrap_or_default().to_owned(),
+        SamplingContent::Multiple(blocks) => blocks
+            .iter()
+            .filter_map(text_of)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    let mut sampled = Sampled::new(text, answer.model);
+    sampled.stop_reason = answer.stop_reason;
+    sampled
 }
 
 fn text_of(block: &SamplingMessageContentBlock) -> Option<&str> {

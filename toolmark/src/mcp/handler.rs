@@ -463,13 +463,10 @@ impl ServerHandler for McpSession {
                     .as_ref()
                     .is_some_and(|p| p.covers(name, e))
             });
-        // 2026-07-28: ctx.elicit goes back to the client in a round of its own.
-        let form_elicits = caps
-            .as_ref()
-            .and_then(|c| c.elicitation.as_ref())
-            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        // 2026-07-28: ctx.elicit and ctx.sample go back to the client in rounds
+        // of their own; a capability the request did not declare is not asked.
         let round = match &self.config.handles {
-            Some(sealer) if modern && mode.is_none() && form_elicits => {
+            Some(sealer) if modern && mode.is_none() => {
                 let stop = context.ct.child_token();
                 let principal = mrtr::principal(&context);
                 match mrtr::Round::open(
@@ -478,6 +475,7 @@ impl ServerHandler for McpSession {
                     (name, &principal, &input),
                     request.request_state.as_deref(),
                     request.input_responses.as_ref(),
+                    mrtr::Answerable::of(caps.as_ref()),
                     stop.clone(),
                 ) {
                     Ok(round) => {
@@ -486,7 +484,10 @@ impl ServerHandler for McpSession {
                             .client(mrtr::RoundClient(Arc::clone(&round)));
                         Some((round, principal, input.clone()))
                     }
-                    Err(outcome) => return Ok(call_result(outcome, shape).into()),
+                    Err(mrtr::StateError::Tampered) => return Err(mrtr::tampered()),
+                    Err(mrtr::StateError::Outcome(outcome)) => {
+                        return Ok(call_result(outcome, shape).into())
+                    }
                 }
             }
             _ => None,
@@ -518,6 +519,7 @@ impl ServerHandler for McpSession {
                         return Ok(r.into());
                     }
                     mrtr::Reply::Outcome(o) => o,
+                    mrtr::Reply::Tampered => return Err(mrtr::tampered()),
                 }
             }
             // 2025-11-25: the person on the app's page; the session's client
@@ -551,7 +553,15 @@ impl ServerHandler for McpSession {
                 match round.reply(sealer, &self.catalog.tm, (name, &principal, &args)) {
                     Some(mrtr::Reply::InputRequired(r)) => return Ok(r.into()),
                     Some(mrtr::Reply::Outcome(o)) => o,
-                    None => outcome,
+                    Some(mrtr::Reply::Tampered) => return Err(mrtr::tampered()),
+                    None => match round.missing(&outcome) {
+                        // The tool failed for want of a capability the request's
+                        // client did not declare.
+                        Some(required) => {
+                            return Err(ErrorData::missing_required_client_capability(required))
+                        }
+                        None => outcome,
+                    },
                 }
             }
             _ => outcome,

@@ -41,7 +41,11 @@
 //!   is `elicitation/create` (form mode) and
 //!   [`ToolContext::sample`](crate::ToolContext::sample) is
 //!   `sampling/createMessage`, sent to the calling session only when its client
-//!   declared that capability (otherwise the tool gets `not_supported`).
+//!   declared that capability (otherwise the tool gets `not_supported`). On
+//!   2026-07-28 both go back to the client in `input_required` rounds; a call
+//!   that fails because its tool needed a capability the request's `_meta` did
+//!   not declare is the JSON-RPC error `-32021` (MissingRequiredClientCapability,
+//!   naming it in `data.requiredCapabilities`).
 //! - **Confirmation**: consequential and destructive tools ask the app's
 //!   [`ConfirmHandler`](crate::ConfirmHandler), while the call stays open. With
 //!   [`McpServer::confirm_by_elicitation`] the server asks the calling client
@@ -122,10 +126,10 @@
 //! | HTTP | POST, GET (SSE), DELETE | POST only (GET and DELETE are 405); `Mcp-Method` and `Mcp-Name` checked against the body; a plain JSON reply when the call sends no notification, SSE when it does |
 //! | list changes | `notifications/tools/list_changed` to the session | to a `subscriptions/listen` stream that asked for `toolsListChanged`; each `tools/list` says how long it stays fresh (`ttlMs`, [`McpServer::list_ttl`]) |
 //! | a consequential call | the app's [`ConfirmHandler`](crate::ConfirmHandler) while the call waits, or an `elicitation/create` to the session ([`McpServer::confirm_by_elicitation`]) | the app's handler, or a **multi round-trip request**: `input_required` with the question and a sealed `requestState`, answered in the retry ([`Elicitation`]); or the person on the app's page ([`ApprovalPage`]) |
-//! | [`ToolContext::elicit`](crate::ToolContext::elicit) | `elicitation/create` to the session | an `input_required` round (`inputRequests.elicit-N`); the tool runs again from the start with the answers, so ask before doing what should happen once |
+//! | [`ToolContext::elicit`](crate::ToolContext::elicit) | `elicitation/create` to the session | an `input_required` round (`inputRequests.elicit-N`); the tool runs again from the start with the answers, so ask before doing what should happen once; without the `elicitation` capability in `_meta`, a call that fails for it is `-32021` |
 //! | [`ToolContext::log`](crate::ToolContext::log) | `notifications/message` at the session's `logging/setLevel` | only for a request that opts in with `io.modelcontextprotocol/logLevel` in its `_meta` (logging is deprecated in 2026-07-28), at or above that level |
 //! | long calls | progress notifications | the same, or with the Tasks extension a **task** ([`TaskOptions`]): `tasks/get`, `tasks/update`, `tasks/cancel` |
-//! | `ToolContext::sample` | `sampling/createMessage` | not available (`not_supported`) |
+//! | [`ToolContext::sample`](crate::ToolContext::sample) | `sampling/createMessage` to the session | an `input_required` round (`inputRequests.sample-N`, a `sampling/createMessage`), as `elicit`; without `sampling` in `_meta`, a call that fails for it is `-32021` |
 //!
 //! # Stateless deployment (three processes, one Redis, any load balancer)
 //!
@@ -197,9 +201,12 @@
 //! `requestState` is a sealed handle (the confirm id and expiry, never the
 //! call's content) bound to the tool, the arguments the client sent and the
 //! caller (the request's `Authorization`): a changed handle, or one sent with
-//! other arguments or by another caller, is refused `invalid`; a replay or an
-//! expired one is `confirmation_expired`; a retry without an answer is asked
-//! again and runs nothing.
+//! other arguments or by another caller, fails its integrity check: the JSON-RPC
+//! error `-32602` (Invalid params) with the refusal `invalid` as its `data`
+//! (the issue at `requestState`); a replay or an expired one is
+//! `confirmation_expired`; a retry without an answer is asked again and runs
+//! nothing. The same holds for the `requestState` of a tool's own questions
+//! (`ctx.elicit`, `ctx.sample`).
 
 mod approval;
 mod client;

@@ -14,7 +14,8 @@
 //! AES-256-GCM key its store's records are sealed with), with its purpose and the
 //! tool's name, the caller (the HTTP `Authorization` the request came with) and
 //! the arguments the client sent (canonical JSON) as associated data. A retry opens it only with the
-//! same tool, caller and arguments; a changed handle does not open; past its
+//! same tool, caller and arguments; a changed handle does not open (the
+//! JSON-RPC error `-32602`, [`tampered`]); past its
 //! expiry (by the toolmark's clock) it is `confirmation_expired`; it is single
 //! use because the confirmation is (a replay is `confirmation_expired`); a
 //! retry without an answer is asked again and never runs.
@@ -47,6 +48,9 @@ pub(crate) const CONFIRM_KEY: &str = "confirm";
 pub(crate) enum Reply {
     Outcome(Outcome),
     InputRequired(InputRequiredResult),
+    /// The `requestState` does not open for this call: the JSON-RPC error
+    /// [`tampered`].
+    Tampered,
 }
 
 /// The sealed content of a `requestState`.
@@ -105,11 +109,22 @@ fn open_handle(
     serde_json::from_slice(&plain).ok()
 }
 
-fn bad_handle() -> Outcome {
-    Outcome::Refused(Refusal::invalid(vec![Issue::new(
-        "requestState",
-        "The requestState does not belong to this call (it was changed, or sent with other arguments or by another caller): call the tool again without it",
-    )]))
+const TAMPERED: &str = "The requestState does not belong to this call (it was changed, or sent with other arguments or by another caller): call the tool again without it";
+
+/// The answer to a retry whose `requestState` does not open for the call (changed,
+/// or sent with other arguments, to another tool or by another caller): a
+/// protocol error, `-32602` Invalid params, with Toolmark's refusal (code
+/// `invalid`, the issue at `requestState`) as its data. Nothing ran.
+pub(crate) fn tampered() -> rmcp::ErrorData {
+    let refusal = Refusal::invalid(vec![Issue::new("requestState", TAMPERED)]);
+    rmcp::ErrorData::invalid_params(
+        format!("Invalid requestState: {TAMPERED}"),
+        Some(json!({
+            "code": refusal.code.as_str(),
+            "message": refusal.message,
+            "issues": refusal.issues,
+        })),
+    )
 }
 
 fn expired() -> Outcome {
@@ -261,7 +276,7 @@ impl Call<'_> {
     async fn retry(&self, state: &str) -> Reply {
         let Some(handle) = open_handle(self.sealer, self.name, &self.principal, &self.args, state)
         else {
-            return Reply::Outcome(bad_handle());
+            return Reply::Tampered;
         };
         if crate::store::to_ms(self.tm.inner.now()) >= handle.exp {
             // Withdraw it now rather than leaving it to the sweeper.
@@ -581,21 +596,42 @@ mod tests {
     }
 }
 
-/// [`ToolContext::elicit`](crate::ToolContext::elicit) for a 2026-07-28 request:
-/// there is no session to send `elicitation/create` on, so the question goes
-/// back in an `input_required` round and the tool runs again, from the start,
-/// with the answers (`inputResponses.elicit-N`, and the earlier rounds' answers
-/// sealed in the `requestState`).
+/// [`ToolContext::elicit`](crate::ToolContext::elicit) and
+/// [`ToolContext::sample`](crate::ToolContext::sample) for a 2026-07-28 request:
+/// there is no session to send `elicitation/create` or `sampling/createMessage`
+/// on, so the question goes back in an `input_required` round and the tool runs
+/// again, from the start, with the answers (`inputResponses.elicit-N` or
+/// `inputResponses.sample-N`, and the earlier rounds' answers sealed in the
+/// `requestState`). A question of a kind the request's `_meta` did not declare
+/// (`elicitation` in form mode, `sampling`) is not asked: the tool gets
+/// `not_supported`, and when the call then fails the request is answered
+/// `-32021` (MissingRequiredClientCapability) naming what it lacked.
 pub(crate) struct Round {
     answers: Vec<Value>,
     next: std::sync::atomic::AtomicUsize,
-    asked: std::sync::Mutex<Option<(usize, crate::ElicitRequest)>>,
+    asked: std::sync::Mutex<Option<(usize, Question)>>,
+    /// What the request's client declared it answers.
+    elicits: bool,
+    samples: bool,
+    /// The capabilities the run asked for and the client had not declared.
+    missing: std::sync::Mutex<rmcp::model::ClientCapabilities>,
     stop: tokio_util::sync::CancellationToken,
 }
 
-/// The key of the `n`th question of a run.
+/// A question a run asked and had no answer for.
+enum Question {
+    Elicit(crate::ElicitRequest),
+    Sample(crate::SampleRequest),
+}
+
+/// The key of the `n`th question of a run, an elicitation.
 fn elicit_key(n: usize) -> String {
     format!("elicit-{n}")
+}
+
+/// The key of the `n`th question of a run, a sampling request.
+fn sample_key(n: usize) -> String {
+    format!("sample-{n}")
 }
 
 /// What an elicitation round's `requestState` seals: the answers so far.
@@ -603,6 +639,27 @@ fn elicit_key(n: usize) -> String {
 struct Answers {
     answers: Vec<Value>,
     exp: u64,
+}
+
+/// What a retry's client declared it answers (from the request's `_meta`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Answerable {
+    /// Form-mode elicitation.
+    pub(crate) elicits: bool,
+    /// Sampling.
+    pub(crate) samples: bool,
+}
+
+impl Answerable {
+    /// What `caps` (a request's declared client capabilities) answers.
+    pub(crate) fn of(caps: Option<&rmcp::model::ClientCapabilities>) -> Self {
+        Answerable {
+            elicits: caps
+                .and_then(|c| c.elicitation.as_ref())
+                .is_some_and(|e| e.form.is_some() || e.url.is_none()),
+            samples: caps.is_some_and(|c| c.sampling.is_some()),
+        }
+    }
 }
 
 impl Round {
@@ -614,8 +671,9 @@ impl Round {
         call: (&str, &str, &Value),
         state: Option<&str>,
         responses: Option<&InputResponses>,
+        client: Answerable,
         stop: tokio_util::sync::CancellationToken,
-    ) -> Result<Arc<Self>, Outcome> {
+    ) -> Result<Arc<Self>, StateError> {
         let (tool, principal, args) = call;
         let mut answers = match state {
             None => Vec::new(),
@@ -626,19 +684,23 @@ impl Round {
                         &call_binding(tool, principal, args),
                         text,
                     )
-                    .ok_or_else(bad_handle)?;
-                let a: Answers = serde_json::from_slice(&plain).map_err(|_| bad_handle())?;
+                    .ok_or(StateError::Tampered)?;
+                let a: Answers =
+                    serde_json::from_slice(&plain).map_err(|_| StateError::Tampered)?;
                 if crate::store::to_ms(tm.inner.now()) >= a.exp {
-                    return Err(Outcome::refused(
+                    return Err(StateError::Outcome(Outcome::refused(
                         RefusalCode::Cancelled,
                         "The questions' requestState expired: call the tool again without it",
-                    ));
+                    )));
                 }
                 a.answers
             }
         };
         if let Some(r) = responses {
-            while let Some(v) = r.get(&elicit_key(answers.len())) {
+            while let Some(v) = r
+                .get(&elicit_key(answers.len()))
+                .or_else(|| r.get(&sample_key(answers.len())))
+            {
                 answers.push(v.clone());
             }
         }
@@ -646,19 +708,32 @@ impl Round {
             answers,
             next: std::sync::atomic::AtomicUsize::new(0),
             asked: std::sync::Mutex::new(None),
+            elicits: client.elicits,
+            samples: client.samples,
+            missing: std::sync::Mutex::new(Default::default()),
             stop,
         }))
     }
 
+    /// The capabilities the run needed and the client had not declared, when
+    /// `outcome` failed for want of them: the request is then `-32021`.
+    pub(crate) fn missing(&self, outcome: &Outcome) -> Option<rmcp::model::ClientCapabilities> {
+        let missing = crate::sync::lock(&self.missing).clone();
+        let lacked = missing.elicitation.is_some() || missing.sampling.is_some();
+        (lacked && matches!(outcome, Outcome::Error(_))).then_some(missing)
+    }
+
     /// The `input_required` round for the question the run asked, if it asked
     /// one it had no answer for.
+    // rmcp marks sampling deprecated (SEP-2577, a future revision); 2026-07-28 has it.
+    #[allow(deprecated)]
     pub(crate) fn reply(
         &self,
         sealer: &Sealer,
         tm: &Toolmark,
         call: (&str, &str, &Value),
     ) -> Option<Reply> {
-        let (n, request) = crate::sync::lock(&self.asked).take()?;
+        let (n, question) = crate::sync::lock(&self.asked).take()?;
         let (tool, principal, args) = call;
         let exp = crate::store::to_ms(tm.inner.now() + tm.inner.config.confirm_expiry);
         let plain = serde_json::to_vec(&Answers {
@@ -675,24 +750,52 @@ impl Round {
                 "The questions could not be sealed",
             ))));
         };
-        let Ok(schema) = serde_json::from_value::<ElicitationSchema>(request.schema) else {
-            return None;
-        };
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: request.message,
-            requested_schema: schema,
-        };
         let mut requests = InputRequests::new();
-        requests.insert(
-            elicit_key(n),
-            InputRequest::Elicitation(ElicitRequest::new(params)),
-        );
+        match question {
+            Question::Elicit(request) => {
+                let Ok(schema) = serde_json::from_value::<ElicitationSchema>(request.schema) else {
+                    return None;
+                };
+                let params = ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: request.message,
+                    requested_schema: schema,
+                };
+                requests.insert(
+                    elicit_key(n),
+                    InputRequest::Elicitation(ElicitRequest::new(params)),
+                );
+            }
+            Question::Sample(request) => {
+                requests.insert(
+                    sample_key(n),
+                    InputRequest::CreateMessage(rmcp::model::CreateMessageRequest::new(
+                        super::client::sample_params(request),
+                    )),
+                );
+            }
+        }
         Some(Reply::InputRequired(InputRequiredResult::new(
             Some(requests),
             Some(state),
         )))
     }
+
+    /// Stop the run: `question` goes back to the client.
+    fn ask(&self, n: usize, question: Question) -> crate::ClientError {
+        *crate::sync::lock(&self.asked) = Some((n, question));
+        self.stop.cancel();
+        crate::ClientError::Cancelled
+    }
+}
+
+/// Why a retry's `requestState` is not taken.
+pub(crate) enum StateError {
+    /// It does not open for this call: changed, or sent with other arguments,
+    /// to another tool or by another caller. A protocol error (`-32602`).
+    Tampered,
+    /// It opened, and says the call is over (expired, say).
+    Outcome(Outcome),
 }
 
 /// A [`Round`] as a call's client.
@@ -704,6 +807,14 @@ impl crate::CallerClient for RoundClient {
         request: crate::ElicitRequest,
     ) -> futures_util::future::BoxFuture<'static, Result<crate::Elicited, crate::ClientError>> {
         let round = &self.0;
+        if !round.elicits {
+            crate::sync::lock(&round.missing).elicitation = Some(Default::default());
+            return Box::pin(std::future::ready(Err(crate::ClientError::NotSupported {
+                request: "elicitation",
+                reason: "the request's client capabilities do not declare elicitation (form mode)"
+                    .to_owned(),
+            })));
+        }
         let n = round.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let result = match round.answers.get(n) {
             Some(v) => match serde_json::from_value::<ElicitResult>(v.clone()) {
@@ -726,12 +837,36 @@ impl crate::CallerClient for RoundClient {
                             .to_owned(),
                     })
                 } else {
-                    *crate::sync::lock(&round.asked) = Some((n, request));
                     // The run stops here; the question goes back to the client.
-                    round.stop.cancel();
-                    Err(crate::ClientError::Cancelled)
+                    Err(round.ask(n, Question::Elicit(request)))
                 }
             }
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    #[allow(deprecated)]
+    fn sample(
+        &self,
+        request: crate::SampleRequest,
+    ) -> futures_util::future::BoxFuture<'static, Result<crate::Sampled, crate::ClientError>> {
+        let round = &self.0;
+        if !round.samples {
+            crate::sync::lock(&round.missing).sampling = Some(Default::default());
+            return Box::pin(std::future::ready(Err(crate::ClientError::NotSupported {
+                request: "sampling",
+                reason: "the request's client capabilities do not declare sampling".to_owned(),
+            })));
+        }
+        let n = round.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let result = match round.answers.get(n) {
+            Some(v) => serde_json::from_value::<rmcp::model::CreateMessageResult>(v.clone())
+                .map(super::client::sampled)
+                .map_err(|e| crate::ClientError::Failed {
+                    reason: format!("the client's answer is not a sampling result: {e}"),
+                }),
+            // The run stops here; the question goes back to the client.
+            None => Err(round.ask(n, Question::Sample(request))),
         };
         Box::pin(std::future::ready(result))
     }

@@ -672,7 +672,8 @@ fn record_of(tm: &crate::Toolmark, tool: &str, created_ms: u64, ending: Ending) 
 
 /// `tasks/update`: the client's answer to a task's confirmation (on the app's
 /// page: that the person decided). The approved call runs in the background;
-/// `tasks/get` shows it `working`, then its end.
+/// `tasks/get` shows it `working`, then its end. An update that decides nothing
+/// is acknowledged and changes nothing.
 pub(crate) async fn update(
     tm: &crate::Toolmark,
     tasks: &Arc<Tasks>,
@@ -713,13 +714,11 @@ pub(crate) async fn update(
     };
     let Some((decision, approver)) = mode.decide(&tasks.sealer, &pending, answer.as_ref()).await
     else {
-        return Err(ErrorData::invalid_params(
-            format!(
-                "No decision yet: answer `{}` (on the approval page, the person has not decided)",
-                super::mrtr::CONFIRM_KEY
-            ),
-            None,
-        ));
+        // No decision yet (no answer under `confirm`, only keys this task never
+        // asked, or the person has not decided on the approval page): the update
+        // is acknowledged and the task stays `input_required`, asking the same
+        // question, as a retry without an answer is asked again.
+        return Ok(());
     };
     let mut working = record.clone();
     working.status = TaskStatus::Working;
