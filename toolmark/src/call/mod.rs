@@ -298,6 +298,27 @@ impl Inner {
         let started = self.wants_events().then(tokio::time::Instant::now);
         let caller = opts.caller;
         let outcome = match self.front(name, input, &opts) {
+            // The one-step path (no confirmation): the run's state stays in this
+            // future, whose size is that of this path alone.
+            Front::Ready { held, fut } => {
+                self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, None)
+                    .await
+            }
+            Front::Done(outcome) => outcome,
+            // Boxed: a confirmation's states (and the inline and store paths) stay
+            // out of every call's future.
+            front => Box::pin(self.call_slow(front, opts)).await,
+        };
+        let outcome: Outcome = outcome.into_inner();
+        self.call_finished(name, caller, started, &outcome);
+        outcome
+    }
+
+    /// The paths of [`call`](Self::call) past a [`Front::Store`] or a
+    /// [`Front::Run`]: the remembered decisions, asking, deferring, then the run.
+    async fn call_slow(self: &Arc<Self>, front: Front, opts: CallOptions) -> Observed<Outcome> {
+        let caller = opts.caller;
+        match front {
             Front::Done(outcome) => outcome,
             Front::Store {
                 entry,
@@ -348,10 +369,7 @@ impl Inner {
                 self.confirm_and_run(entry, input, decoded, ask, opts, set)
                     .await
             }
-        };
-        let outcome: Outcome = outcome.into_inner();
-        self.call_finished(name, caller, started, &outcome);
-        outcome
+        }
     }
 
     /// Steps 4b–7: ask inline when `ask` says so, then enqueue and run.
