@@ -675,8 +675,10 @@ pub(crate) async fn answer(
         None => match taken.decoded.take() {
             Some(decoded) => (taken.d.input.take_value(), decoded, Vec::new()),
             None if taken.decoded_is_input => {
-                let v = taken.d.input.to_value();
-                let decoded = Box::new(taken.d.input.take_value()) as Decoded;
+                // The input rebuilt once (moved out), and the decoded copy cloned
+                // from it: no second rebuild.
+                let v = taken.d.input.take_value();
+                let decoded = Box::new(v.clone()) as Decoded;
                 (v, decoded, Vec::new())
             }
             None => match inner.validate(&entry, taken.d.input.to_value()) {
