@@ -343,6 +343,9 @@ impl Inner {
     /// [`Front::Run`]: the remembered decisions, asking, deferring, then the run.
     async fn call_slow(self: &Arc<Self>, front: Front, opts: CallOptions) -> Observed<Outcome> {
         let caller = opts.caller;
+        // `call` answers `Done` and `Prepared` itself; both are handled here too so
+        // that this stays total (a separate enum for the slow paths cost the fast
+        // path ~70 instructions per call in layout).
         match front {
             Front::Done(outcome) => outcome,
             Front::Store {
