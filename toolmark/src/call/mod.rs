@@ -470,6 +470,7 @@ impl Inner {
 
     /// The `call_finished` event of a call that began at `started` (`None`: nobody
     /// was listening when it began).
+    #[inline]
     pub(crate) fn call_finished(
         &self,
         tool: &str,
