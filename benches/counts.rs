@@ -16,6 +16,7 @@
 //! `call_typed N` (the same call of a `ToolSpec::typed` tool),
 //! `direct N` (the work a call wraps, by hand: `serde_json::from_value` of the same
 //! input into the typed struct, the addition, `serde_json::to_value` of the sum),
+//! `sizes` (prints the size of a call's future: whoever awaits it moves it whole),
 //! `invalid N` (N calls of `math.add` whose input has a wrong type: the slow decode),
 //! `confirm N` (N deferred round trips: call → `needs_confirmation` →
 //! `confirm_pending` → run),
@@ -273,6 +274,18 @@ fn rmcp_same_json(n: usize) {
     std::mem::forget((tm, router));
 }
 
+/// The size of a call's future (moved whole by whoever awaits it).
+fn sizes() {
+    let tm = Toolmark::builder().build().unwrap();
+    let call = tm.call("math.add", json!({}), CallOptions::new(Caller::InApp));
+    println!("tm.call future: {} bytes", std::mem::size_of_val(&call));
+    let confirm = tm.confirm_pending("id", Decision::approve());
+    println!(
+        "confirm_pending future: {} bytes",
+        std::mem::size_of_val(&confirm)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -321,9 +334,10 @@ fn main() {
         #[cfg(feature = "mcp")]
         Some("rmcp_call") => rmcp_calls(n, &json!({"a": 2, "b": 40})),
         Some("invalid") => calls(n, "math.add", &json!({"a": "two", "b": 40})),
+        Some("sizes") => sizes(),
         // `cargo bench` runs every bench target: nothing to do without a workload.
         _ => eprintln!(
-            "usage: counts register|specs|call|call_typed|direct|rmcp_call|invalid|confirm|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
+            "usage: counts register|specs|call|call_typed|direct|rmcp_call|invalid|sizes|confirm|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
         ),
     }
 }

@@ -1,5 +1,6 @@
 //! Bytes held per registered tool and per pending deferred confirmation, counted by
-//! dhat's allocator (live heap bytes after minus before, divided by the count).
+//! dhat's allocator (live heap bytes after minus before, divided by the count), and
+//! the allocations a `#[tool]` call makes (none beyond its output).
 //!
 //! `cargo test --test memory -- --nocapture` prints the figures (and the bytes a
 //! burst of answered confirmations leaves behind). The assertions are
@@ -20,6 +21,35 @@ struct Add {
 }
 
 const N: usize = 2_000;
+
+/// Add two numbers (the call whose allocations are counted).
+#[toolmark::tool(scope = "math", read_only)]
+async fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Heap blocks allocated by `N` calls of a `#[tool]` fn whose output (a number)
+/// needs none: the inputs are made before the count starts.
+fn blocks_per_n_tool_calls(rt: &tokio::runtime::Runtime) -> u64 {
+    rt.block_on(async {
+        let tm = Toolmark::builder().build().unwrap();
+        tm.register_collected().unwrap();
+        let call = |input| tm.call("math.add", input, CallOptions::new(Caller::InApp));
+        // Warm up: first-use caches (the decode's, the scope's) are made.
+        for _ in 0..10 {
+            assert!(call(json!({"a": 2, "b": 40})).await.is_ok());
+        }
+        let inputs: Vec<_> = (0..N as i64).map(|i| json!({"a": i, "b": 40})).collect();
+        let mut outcomes = Vec::with_capacity(N);
+        let before = dhat::HeapStats::get().total_blocks;
+        for input in inputs {
+            outcomes.push(call(input).await);
+        }
+        let blocks = dhat::HeapStats::get().total_blocks - before;
+        assert!(outcomes.iter().all(toolmark::Outcome::is_ok));
+        blocks
+    })
+}
 
 fn live_bytes() -> usize {
     dhat::HeapStats::get().curr_bytes
@@ -142,7 +172,9 @@ fn bytes_per_tool_and_per_pending_confirmation() {
     let tool = bytes_per_typed_tool();
     let pending = bytes_per_pending_confirmation(&rt);
     let left = bytes_left_after_answering(&rt);
+    let blocks = blocks_per_n_tool_calls(&rt);
     println!("bytes per registered typed tool: {tool}");
+    println!("heap blocks allocated by {N} #[tool] calls: {blocks}");
     println!("bytes per pending deferred confirmation: {pending}");
     println!("bytes left after {N} confirmations were answered: {left}");
     // A typed tool holds at most what rmcp 3.11's route for the same tool holds
@@ -159,6 +191,10 @@ fn bytes_per_tool_and_per_pending_confirmation() {
         pending > 0 && pending <= 400,
         "{pending} B per pending confirmation"
     );
+    // A `#[tool]` call allocates nothing beyond its output (its run is kept inline
+    // in the call's future): one boxed run per call (the 2,000 blocks before) fails
+    // here.
+    assert_eq!(blocks, 0, "{blocks} heap blocks for {N} #[tool] calls");
     // The id table shrinks once a burst is answered (it held ~100 KB for 2,000
     // confirmations when it never shrank).
     assert!(

@@ -337,6 +337,65 @@ pub(crate) fn check_input(
     limits: InputLimits,
     known: Option<&[Box<str>]>,
 ) -> Result<bool, Issue> {
+    if let Value::Object(map) = input {
+        if let Some(checked) = check_flat(map, limits, known) {
+            return checked;
+        }
+    }
+    check_nested(input, limits, known)
+}
+
+/// [`check_input`] of a top-level object whose values are all scalars (most
+/// inputs): one pass over its entries, with what the general walk would find.
+/// `None` at its first container value (the general walk then takes it whole).
+#[inline]
+fn check_flat(
+    map: &serde_json::Map<String, Value>,
+    limits: InputLimits,
+    known: Option<&[Box<str>]>,
+) -> Option<Result<bool, Issue>> {
+    if limits.max_depth == 0 {
+        return None;
+    }
+    let mut all_known = true;
+    let mut bytes = 2 + map.len();
+    for (k, v) in map {
+        let size = match v {
+            Value::Null => 4,
+            Value::Bool(_) => 5,
+            Value::Number(_) => 8,
+            Value::String(s) => s.len() + 2,
+            Value::Array(_) | Value::Object(_) => return None,
+        };
+        if let Some(keys) = known {
+            all_known &= keys.iter().any(|x| same_key(x, k));
+        }
+        bytes += k.len() + 3 + size;
+    }
+    Some(if bytes > limits.max_bytes {
+        Err(too_large(limits))
+    } else {
+        Ok(all_known)
+    })
+}
+
+#[cold]
+fn too_large(limits: InputLimits) -> Issue {
+    Issue::new(
+        "",
+        format!(
+            "the input is larger than {} bytes; send less at a time",
+            limits.max_bytes
+        ),
+    )
+}
+
+/// [`check_input`], walking every container (iteratively).
+fn check_nested(
+    input: &Value,
+    limits: InputLimits,
+    known: Option<&[Box<str>]>,
+) -> Result<bool, Issue> {
     let mut all_known = true;
     // Only containers go on the stack, so a flat input allocates nothing.
     let mut stack: Vec<(&Value, usize)> = Vec::new();
@@ -387,13 +446,7 @@ pub(crate) fn check_input(
             scalar => bytes += visit(scalar),
         }
         if bytes > limits.max_bytes {
-            return Err(Issue::new(
-                "",
-                format!(
-                    "the input is larger than {} bytes; send less at a time",
-                    limits.max_bytes
-                ),
-            ));
+            return Err(too_large(limits));
         }
     }
     Ok(all_known)
@@ -940,5 +993,46 @@ mod tests {
         assert!(check_limits(&json!({"a": {"b": {"c": 1}}}), limits).is_ok());
         assert!(check_limits(&json!({"a": {"b": {"c": {"d": 1}}}}), limits).is_err());
         assert!(check_limits(&json!({"a": "x".repeat(200)}), limits).is_err());
+    }
+
+    #[test]
+    fn the_flat_pass_finds_what_the_general_walk_finds() {
+        let keys: Vec<Box<str>> = vec!["a".into(), "title".into()];
+        let inputs = [
+            json!({}),
+            json!({"a": 1, "title": "x"}),
+            json!({"a": null, "title": true, "b": 2.5}),
+            json!({"a": "y".repeat(40)}),
+            json!({"a": 1, "nested": {"title": 1}}),
+            json!({"a": [1, 2], "title": "z"}),
+        ];
+        for input in &inputs {
+            let flat = match input {
+                Value::Object(map) => map,
+                _ => unreachable!(),
+            };
+            // Every byte limit around each input's size, and the depths that matter.
+            for max_bytes in 0..80 {
+                for max_depth in 0..3 {
+                    let limits = InputLimits {
+                        max_depth,
+                        max_bytes,
+                    };
+                    for known in [None, Some(&keys[..])] {
+                        let walked = check_nested(input, limits, known);
+                        let checked = check_input(input, limits, known);
+                        assert_eq!(
+                            checked.as_ref().map_err(|i| &i.message),
+                            walked.as_ref().map_err(|i| &i.message),
+                            "{input} {limits:?} {known:?}"
+                        );
+                        let is_flat = flat.values().all(|v| !v.is_object() && !v.is_array());
+                        if is_flat && max_depth > 0 {
+                            assert!(check_flat(flat, limits, known).is_some());
+                        }
+                    }
+                }
+            }
+        }
     }
 }

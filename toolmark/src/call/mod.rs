@@ -35,6 +35,7 @@ pub(crate) use run::{finish, maybe_cancelled};
 
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -260,9 +261,15 @@ impl ToolEntry {
 
 /// What steps 1–4 decided.
 enum Front {
-    /// Validated into a ready run (the one-step path of tools that need no
-    /// confirmation from this caller).
-    Ready { held: Held, fut: ToolFuture },
+    /// Shape and limits checked, to be decoded and built into its run in one step
+    /// (tools that can, and need no confirmation from this caller). Small: the
+    /// run's state is built where it stays, in the call's future.
+    Prepared {
+        entry: Arc<ToolEntry>,
+        input: Value,
+        /// The decode must track unknown fields.
+        track: bool,
+    },
     /// Run now (possibly after an inline confirmation).
     Run {
         entry: Arc<ToolEntry>,
@@ -298,6 +305,48 @@ impl Inner {
         let started = self.wants_events().then(tokio::time::Instant::now);
         let caller = opts.caller;
         let outcome = match self.front(name, input, &opts) {
+            // The one-step path (no confirmation): the run's state and the run are
+            // built in place in this future, whose size is that of this path alone.
+            Front::Prepared {
+                entry,
+                input,
+                track,
+            } => {
+                let held = self.hold(
+                    entry,
+                    caller,
+                    opts.signal.as_ref(),
+                    opts.progress.clone(),
+                    opts.reach.clone(),
+                    input,
+                );
+                match prepare(&held, track) {
+                    Ok(fut) => {
+                        let fut = std::pin::pin!(fut);
+                        self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, None)
+                            .await
+                    }
+                    Err(outcome) => outcome,
+                }
+            }
+            Front::Done(outcome) => outcome,
+            // Boxed: a confirmation's states (and the inline and store paths) stay
+            // out of every call's future.
+            front => Box::pin(self.call_slow(front, opts)).await,
+        };
+        let outcome: Outcome = outcome.into_inner();
+        self.call_finished(name, caller, started, &outcome);
+        outcome
+    }
+
+    /// The paths of [`call`](Self::call) past a [`Front::Store`] or a
+    /// [`Front::Run`]: the remembered decisions, asking, deferring, then the run.
+    async fn call_slow(self: &Arc<Self>, front: Front, opts: CallOptions) -> Observed<Outcome> {
+        let caller = opts.caller;
+        // `call` answers `Done` and `Prepared` itself; both are handled here too so
+        // that this stays total (a separate enum for the slow paths cost the fast
+        // path ~70 instructions per call in layout).
+        match front {
             Front::Done(outcome) => outcome,
             Front::Store {
                 entry,
@@ -334,9 +383,27 @@ impl Inner {
                     }
                 }
             }
-            Front::Ready { held, fut } => {
-                self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, None)
-                    .await
+            Front::Prepared {
+                entry,
+                input,
+                track,
+            } => {
+                let held = self.hold(
+                    entry,
+                    caller,
+                    opts.signal.as_ref(),
+                    opts.progress,
+                    opts.reach,
+                    input,
+                );
+                match prepare(&held, track) {
+                    Ok(fut) => {
+                        let fut = std::pin::pin!(fut);
+                        self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, None)
+                            .await
+                    }
+                    Err(outcome) => outcome,
+                }
             }
             Front::Run {
                 entry,
@@ -348,10 +415,7 @@ impl Inner {
                 self.confirm_and_run(entry, input, decoded, ask, opts, set)
                     .await
             }
-        };
-        let outcome: Outcome = outcome.into_inner();
-        self.call_finished(name, caller, started, &outcome);
-        outcome
+        }
     }
 
     /// Steps 4b–7: ask inline when `ask` says so, then enqueue and run.
@@ -396,7 +460,7 @@ impl Inner {
                     opts.reach,
                     input,
                 );
-                let fut = run(held.ctx(), decoded);
+                let fut = std::pin::pin!(ToolFuture::from(run(held.ctx(), decoded)));
                 self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, set)
                     .await
             }
@@ -406,6 +470,7 @@ impl Inner {
 
     /// The `call_finished` event of a call that began at `started` (`None`: nobody
     /// was listening when it began).
+    #[inline]
     pub(crate) fn call_finished(
         &self,
         tool: &str,
@@ -451,7 +516,7 @@ impl Inner {
         // confirming and the tool can (one allocation fewer); the call's secret set
         // is read where an outcome is built (a refusal here, the run's end there)
         if !inline && entry.prepare.is_some() {
-            return self.validate_ready(entry, input, opts);
+            return self.validate_ready(entry, input);
         }
         // The call's secret set: every outcome below is built through it.
         let set = entry.secret_set(&input);
@@ -585,41 +650,17 @@ impl Inner {
         }
     }
 
-    /// Validate and build the run in one step (`ToolEntry::prepare`). A refusal is
-    /// built through the call's secret set, read then.
-    fn validate_ready(&self, entry: Arc<ToolEntry>, input: Value, opts: &CallOptions) -> Front {
-        let track = match self.check_shape(&entry, &input, None) {
-            Ok(t) => t,
-            Err(r) => return Front::Done(entry.secret_set(&input).outcome(r.into())),
-        };
-        let held = self.hold(
-            entry,
-            opts.caller,
-            opts.signal.as_ref(),
-            opts.progress.clone(),
-            opts.reach.clone(),
-            input,
-        );
-        let shared = held.get();
-        let Some(entry) = shared.entry() else {
-            return Front::Done(Observed::fixed(
-                RefusalCode::Cancelled,
-                "internal: a call without a tool",
-            ));
-        };
-        let Some(prepare) = entry.prepare.as_ref() else {
-            return Front::Done(Observed::fixed(
-                RefusalCode::Cancelled,
-                "internal: no prepare step",
-            ));
-        };
-        match prepare(&shared.input, !track, held.ctx()) {
-            Ok(fut) => Front::Ready { held, fut },
-            Err(issues) => {
-                let set = entry.secret_set(&shared.input);
-                let issues = crate::call::input::every_issue(entry, &shared.input, issues);
-                Front::Done(set.outcome(refuse_issues(issues, &set).into()))
-            }
+    /// The shape and limits of a call to decode and build in one step
+    /// (`ToolEntry::prepare`, see [`prepare`]). A refusal is built through the
+    /// call's secret set, read then.
+    fn validate_ready(&self, entry: Arc<ToolEntry>, input: Value) -> Front {
+        match self.check_shape(&entry, &input, None) {
+            Ok(track) => Front::Prepared {
+                entry,
+                input,
+                track,
+            },
+            Err(r) => Front::Done(entry.secret_set(&input).outcome(r.into())),
         }
     }
 
@@ -697,6 +738,7 @@ impl Inner {
 
     /// The run's state: shared with its `ToolContext` when the tool reads one,
     /// else kept in the call's own future.
+    #[inline]
     fn hold(
         &self,
         entry: Arc<ToolEntry>,
@@ -739,7 +781,7 @@ impl Inner {
     ) -> Observed<Outcome> {
         let run = Arc::clone(&entry.run);
         let held = self.hold(entry, caller, signal.as_ref(), progress, None, input);
-        let fut = run(held.ctx(), decoded);
+        let fut = std::pin::pin!(ToolFuture::from(run(held.ctx(), decoded)));
         self.run_call(held.get(), fut, signal.as_ref(), false, None)
             .await
     }
@@ -749,7 +791,7 @@ impl Inner {
     async fn run_call(
         &self,
         shared: &CallShared,
-        fut: ToolFuture,
+        fut: Pin<&mut ToolFuture>,
         signal: Option<&CancellationToken>,
         nested: bool,
         set: Option<SecretSet>,
@@ -782,6 +824,36 @@ impl Inner {
     }
 }
 
+/// Decode the held input and build the run in one step (`ToolEntry::prepare`): the
+/// run, or the `invalid` refusal built through the call's secret set.
+#[inline]
+fn prepare(held: &Held, track: bool) -> Result<ToolFuture, Observed<Outcome>> {
+    let shared = held.get();
+    let Some(entry) = shared.entry() else {
+        return Err(Observed::fixed(
+            RefusalCode::Cancelled,
+            "internal: a call without a tool",
+        ));
+    };
+    let Some(prepare) = entry.prepare.as_ref() else {
+        return Err(Observed::fixed(
+            RefusalCode::Cancelled,
+            "internal: no prepare step",
+        ));
+    };
+    match prepare(&shared.input, !track, held.ctx()) {
+        Ok(fut) => Ok(fut),
+        Err(issues) => Err(refuse_prepared(entry, &shared.input, issues)),
+    }
+}
+
+#[cold]
+fn refuse_prepared(entry: &ToolEntry, input: &Value, issues: Vec<Issue>) -> Observed<Outcome> {
+    let set = entry.secret_set(input);
+    let issues = crate::call::input::every_issue(entry, input, issues);
+    set.outcome(refuse_issues(issues, &set).into())
+}
+
 /// The secrets of a tool's state now; a panicking reader gives none (the set still
 /// holds those read before the run).
 fn read_state(state: &crate::sensitive::StateSecretsFn) -> Vec<String> {
@@ -802,8 +874,8 @@ fn cancelled_before_run() -> Refusal {
     )
 }
 
-/// A tool's run, not yet polled.
-pub(crate) type ToolFuture = futures_util::future::BoxFuture<'static, Result<Value, ToolError>>;
+/// A tool's run, not yet polled (inline when small, see `tools/private.rs`).
+pub(crate) use crate::tools::private::ToolFuture;
 
 /// A run's state and how its context reaches it.
 // `Local` is large on purpose: boxing it would bring back the allocation it saves.

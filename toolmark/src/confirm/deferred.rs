@@ -20,7 +20,7 @@ use super::flow::{hidden_refusal, rejected, resolved, restore_and_validate};
 use super::policy::{Answer, Approver, AskCtx, For};
 use super::remember::{person_check, remember};
 use super::store::{DropReason, HeldInput, Pending, PendingKind, Quiet};
-use super::{diff_paths, new_confirm_id, PendingConfirmation};
+use super::{diff_paths, new_shared_confirm_id, PendingConfirmation};
 use crate::event::Event;
 use crate::sensitive::{Observed, SecretSet, View};
 use crate::store::flow::Shared;
@@ -206,7 +206,7 @@ fn keep(
     let view = set.view(&matcher, &input, summary, changes, false);
     Deferred {
         seq: 0,
-        id: Arc::from(new_confirm_id()),
+        id: new_shared_confirm_id(),
         tool: Arc::clone(&entry.name),
         caller,
         view,
@@ -675,8 +675,10 @@ pub(crate) async fn answer(
         None => match taken.decoded.take() {
             Some(decoded) => (taken.d.input.take_value(), decoded, Vec::new()),
             None if taken.decoded_is_input => {
-                let v = taken.d.input.to_value();
-                let decoded = Box::new(taken.d.input.take_value()) as Decoded;
+                // The input rebuilt once (moved out), and the decoded copy cloned
+                // from it: no second rebuild.
+                let v = taken.d.input.take_value();
+                let decoded = Box::new(v.clone()) as Decoded;
                 (v, decoded, Vec::new())
             }
             None => match inner.validate(&entry, taken.d.input.to_value()) {

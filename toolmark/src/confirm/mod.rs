@@ -279,6 +279,23 @@ where
 /// would share the parent's unused buffer; Rust programs that fork do so through
 /// `std::process::Command`, which execs.
 pub(crate) fn new_confirm_id() -> String {
+    let hex = confirm_id_hex();
+    String::from(id_text(&hex))
+}
+
+/// [`new_confirm_id`], held once in an `Arc<str>` (one allocation, no copy).
+pub(crate) fn new_shared_confirm_id() -> std::sync::Arc<str> {
+    let hex = confirm_id_hex();
+    std::sync::Arc::from(id_text(&hex))
+}
+
+/// The id's text: ASCII hex digits only.
+fn id_text(hex: &[u8; 32]) -> &str {
+    std::str::from_utf8(hex).unwrap_or_default()
+}
+
+/// 128 random bits as 32 lowercase hex digits (see [`new_confirm_id`]).
+fn confirm_id_hex() -> [u8; 32] {
     use std::cell::RefCell;
     const IDS_PER_FILL: usize = 16;
     struct Pool {
@@ -320,12 +337,12 @@ pub(crate) fn new_confirm_id() -> String {
         tracing::error!(target: "toolmark", "the OS random source failed; confirmation ids are predictable");
     }
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut id = String::with_capacity(32);
-    for b in bytes {
-        id.push(char::from(HEX[usize::from(b >> 4)]));
-        id.push(char::from(HEX[usize::from(b & 0x0f)]));
+    let mut hex = [0u8; 32];
+    for (i, b) in bytes.into_iter().enumerate() {
+        hex[2 * i] = HEX[usize::from(b >> 4)];
+        hex[2 * i + 1] = HEX[usize::from(b & 0x0f)];
     }
-    id
+    hex
 }
 
 /// The dotted paths at which `a` and `b` differ (for auditing edits: paths only).
@@ -367,11 +384,20 @@ pub(crate) fn diff_paths(a: &Value, b: &Value) -> Vec<String> {
 mod tests {
     use std::collections::HashSet;
 
-    use super::new_confirm_id;
+    use super::{new_confirm_id, new_shared_confirm_id};
 
     #[test]
     fn confirm_ids_are_32_lowercase_hex_digits_and_never_repeat_across_refills() {
-        let ids: HashSet<String> = (0..10_000).map(|_| new_confirm_id()).collect();
+        // Both forms draw from the same pool.
+        let ids: HashSet<String> = (0..10_000)
+            .map(|i| {
+                if i % 2 == 0 {
+                    new_confirm_id()
+                } else {
+                    new_shared_confirm_id().to_string()
+                }
+            })
+            .collect();
         assert_eq!(ids.len(), 10_000);
         for id in &ids {
             assert_eq!(id.len(), 32);

@@ -24,8 +24,22 @@ pub use crate::call::input::NoInput;
 pub use crate::tools::spec::{Decoded, StateNeed};
 pub use crate::{Caller, Effect, Issue, State, ToolContext, ToolError};
 
-/// A tool's run, not yet polled.
-pub type ToolFuture = BoxFuture<'static, Result<Value, ToolError>>;
+/// How many bytes of a tool's run are kept inline, in the call's own future: a
+/// run no larger is not allocated (most `#[tool]` fns' runs, before their first
+/// await of something large); a larger one is boxed.
+pub const RUN_INLINE: usize = 96;
+
+/// A tool's run, not yet polled: inline up to [`RUN_INLINE`] bytes, boxed beyond.
+pub type ToolFuture = stackfuture::StackFuture<'static, Result<Value, ToolError>, RUN_INLINE>;
+
+/// `fut` as a [`ToolFuture`]: inline when it fits, else boxed.
+#[inline]
+pub fn tool_future<F>(fut: F) -> ToolFuture
+where
+    F: Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    ToolFuture::from_or_box(fut)
+}
 
 /// Decode the input and build the run in one step.
 pub type PrepareFnPtr = fn(&Value, bool, ToolContext) -> Result<ToolFuture, Vec<Issue>>;
@@ -55,7 +69,7 @@ pub struct ToolRecord {
     pub input_schema: fn() -> Value,
     pub output_schema: fn() -> Option<Value>,
     pub decode: fn(&Value, bool) -> Result<Decoded, Vec<Issue>>,
-    pub run: fn(ToolContext, Decoded) -> BoxFuture<'static, Result<Value, ToolError>>,
+    pub run: fn(ToolContext, Decoded) -> ToolFuture,
     /// Decode and build the run in one step.
     pub prepare: PrepareFnPtr,
     pub module_path: &'static str,
@@ -92,7 +106,7 @@ impl ToolRecord {
             self.name.to_owned(),
             self.description.to_owned(),
             Arc::new(move |v: &Value, allow: bool| decode(v, allow)),
-            Arc::new(move |ctx, d| run(ctx, d)),
+            Arc::new(move |ctx, d| Box::pin(run(ctx, d))),
             self.input_schema(),
             Some(Arc::new(move |v: &Value, allow: bool, ctx| {
                 prepare(v, allow, ctx)
@@ -121,7 +135,7 @@ impl ToolRecord {
 
 /// A run that fails with `err` before it starts (one future type for every tool).
 pub fn failed(err: ToolError) -> ToolFuture {
-    Box::pin(std::future::ready(Err(err)))
+    tool_future(std::future::ready(Err(err)))
 }
 
 /// The state needs of a tool that takes no `State<T>`.
@@ -256,14 +270,15 @@ impl<F: Future, A> Future for Run<F, A> {
     }
 }
 
-/// A `#[tool]` async fn's run, boxed. The `Send` bound is where a tool whose
-/// future is not `Send` is reported (at the tool's fn name).
+/// A `#[tool]` async fn's run, inline when it fits (see [`ToolFuture`]). The
+/// `Send` bound is where a tool whose future is not `Send` is reported (at the
+/// tool's fn name).
 pub fn run_async<F, A>(run: Run<F, A>) -> ToolFuture
 where
     F: Future,
     Run<F, A>: Send + 'static,
 {
-    Box::pin(run)
+    tool_future(run)
 }
 
 /// The run of a sync `#[tool]` fn that takes no `ToolContext`: on a thread of its
@@ -275,7 +290,7 @@ where
     R: Send + 'static,
     C: FnOnce(R) -> Result<Value, ToolError> + Send + 'static,
 {
-    Box::pin(async move {
+    tool_future(async move {
         let sync = sync_run(&ctx);
         drop(ctx);
         finish(run_blocking(sync, f).await)
@@ -289,7 +304,7 @@ where
     R: Send + 'static,
     C: FnOnce(R) -> Result<Value, ToolError> + Send + 'static,
 {
-    Box::pin(async move {
+    tool_future(async move {
         let sync = sync_run(&ctx);
         finish(run_blocking(sync, move || f(ctx)).await)
     })

@@ -78,11 +78,7 @@ pub(crate) type RunFn =
     Arc<dyn Fn(ToolContext, Decoded) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
 /// Decode and build the run in one step (tools that can: typed and `#[tool]`).
 pub(crate) type PrepareFn = Arc<
-    dyn Fn(
-            &Value,
-            bool,
-            ToolContext,
-        ) -> Result<BoxFuture<'static, Result<Value, ToolError>>, Vec<Issue>>
+    dyn Fn(&Value, bool, ToolContext) -> Result<crate::tools::private::ToolFuture, Vec<Issue>>
         + Send
         + Sync,
 >;
@@ -276,9 +272,27 @@ impl ToolSpec {
                     Err(e) => Box::pin(async move { Err(e) }),
                 },
             );
+        /// The run of `input`, inline when it fits (the one-step call path).
+        fn start_inline<T, O, F, Fut>(
+            run: &F,
+            ctx: ToolContext,
+            input: T,
+        ) -> crate::tools::private::ToolFuture
+        where
+            O: Serialize,
+            F: Fn(ToolContext, T) -> Fut,
+            Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+        {
+            let fut = run(ctx, input);
+            crate::tools::private::tool_future(async move {
+                crate::call::input::output_to_value(&fut.await?)
+            })
+        }
         let prepare: PrepareFn = Arc::new(move |value: &Value, allow_unknown: bool, ctx| {
-            crate::call::input::decode_typed::<T>(value, allow_unknown)
-                .map(|input| start(&*for_prepare, ctx, input))
+            match crate::call::input::decode_typed::<T>(value, allow_unknown) {
+                Ok(input) => Ok(start_inline(&*for_prepare, ctx, input)),
+                Err(issues) => Err(issues),
+            }
         });
         let mut spec = ToolSpec::new(name, description);
         spec.input_schema = Some(schema);
