@@ -205,6 +205,7 @@ mod approval;
 mod client;
 mod elicit;
 mod fallback;
+mod fastcall;
 mod fastlist;
 mod handler;
 mod http;
