@@ -264,7 +264,7 @@ async fn what_the_fast_path_leaves_to_rmcp_is_answered_as_before() {
         assert_eq!(a, b, "{} {:?}", req.body, req.headers);
     }
     // A tool whose schema names an Mcp-Param header is left to rmcp, which
-    // checks that header against the body.
+    // checks such headers against the body.
     let tm2 = Toolmark::builder().build().unwrap();
     tm2.scope("geo")
         .register(
@@ -276,20 +276,15 @@ async fn what_the_fast_path_leaves_to_rmcp_is_answered_as_before() {
         )
         .unwrap();
     let (fast2, slow2) = routers(&tm2, |s| s);
-    for req in [
-        Req::call("geo.find", json!({"region": "eu"})),
-        Req::call("geo.find", json!({"region": "eu"})).header("mcp-param-region", Some("eu")),
-    ] {
-        logs.rmcp_requests();
-        let a = send(&fast2, &req).await;
-        let b = send(&slow2, &req).await;
-        assert_eq!(a, b, "{:?}", req.headers);
-    }
-    assert!(
-        send(&fast2, &Req::call("geo.find", json!({"region": "eu"})))
-            .await
-            .2
-            .contains("Mcp-Param-Region")
+    let plain = Req::call("geo.find", json!({"region": "eu"}));
+    logs.rmcp_requests();
+    let a = send(&fast2, &plain).await;
+    assert_eq!(logs.rmcp_requests(), 1, "left to rmcp's service");
+    assert_eq!(a, send(&slow2, &plain).await);
+    let with_header = plain.header("mcp-param-region", Some("eu"));
+    assert_eq!(
+        send(&fast2, &with_header).await,
+        send(&slow2, &with_header).await
     );
 }
 
@@ -374,16 +369,18 @@ async fn a_confirmation_by_multi_round_trip_request_is_the_same_on_both_paths() 
         let (ra, rb) = (send(&fast, &bare_a).await, send(&slow, &bare_b).await);
         assert_eq!(masked(&ra.2).0, masked(&rb.2).0);
         let ra = send(&fast, &answered(sa.as_deref().unwrap(), action.clone())).await;
-        let rb = send(&slow, &answered(sb.as_deref().unwrap(), action)).await;
+        let rb = send(&slow, &answered(sb.as_deref().unwrap(), action.clone())).await;
         assert_eq!(ra, rb);
-        assert!(ra.2.contains("rejected"), "{}", ra.2);
+        if action == ElicitationAction::Decline {
+            assert!(ra.2.contains("rejected"), "{}", ra.2);
+        }
     }
     // A tampered handle and other arguments: the same refusal.
     let (_, s) = masked(&send(&fast, &ask()).await.2);
     let s = s.unwrap();
-    let mut tampered = s.clone();
-    let last = tampered.pop().unwrap();
-    tampered.push(if last == 'A' { 'B' } else { 'A' });
+    let mut tampered = s.clone().into_bytes();
+    tampered[3] = if tampered[3] == b'a' { b'b' } else { b'a' };
+    let tampered = String::from_utf8(tampered).unwrap();
     let mut other = answered(&s, ElicitationAction::Accept);
     other.body["params"]["arguments"]["to"] = json!("mallory");
     other = other.header("mcp-name", Some("pay.send"));
