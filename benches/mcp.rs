@@ -114,7 +114,9 @@ fn bench(c: &mut Criterion) {
 // ---- MCP 2026-07-28 (stateless): the call over HTTP and over a stdio-like
 // stream, the confirmation by multi round-trip request, the cached tools/list.
 //
-// Ratios to read: `toolmark_*` / `rmcp_tool_router_*` for the call (goal ≤ 0.9×),
+// Ratios to read: `toolmark_*` / `rmcp_tool_router_*` for the call (goal ≤ 0.9×;
+// `toolmark_http_rmcp_path` is the same call through rmcp's service, the path every
+// call took before the tools/call fast path),
 // `toolmark_mrtr_*` / `rmcp_tool_router_http` for an approval (a unit of one
 // plain round trip), `toolmark_cached_list_10k` / `rmcp_list_all_serialize_10k`
 // (goal ≤ 0.05×).
