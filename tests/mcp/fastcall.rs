@@ -103,7 +103,7 @@ impl Req {
     }
 
     /// The same request to rmcp's service on the same router.
-    fn to_rmcp(self) -> Req {
+    fn via_rmcp(self) -> Req {
         self.header("mcp-session-id", Some("ignored-on-2026"))
     }
 
@@ -204,7 +204,7 @@ async fn results_refusals_and_errors_are_the_same_bytes_as_rmcps() {
     // The same on one router through rmcp's path.
     for req in cases {
         let a = send(&fast, &req).await;
-        let b = send(&fast, &req.to_rmcp()).await;
+        let b = send(&fast, &req.via_rmcp()).await;
         assert_eq!(logs.rmcp_requests(), 1);
         assert_eq!(a, b);
     }
@@ -386,7 +386,7 @@ async fn a_confirmation_by_multi_round_trip_request_is_the_same_on_both_paths() 
     other = other.header("mcp-name", Some("pay.send"));
     for req in [answered(&tampered, ElicitationAction::Accept), other] {
         let a = send(&fast, &req).await;
-        let b = send(&fast, &req.to_rmcp()).await;
+        let b = send(&fast, &req.via_rmcp()).await;
         assert_eq!(a, b);
         assert!(a.2.contains("invalid"), "{}", a.2);
     }
@@ -394,10 +394,10 @@ async fn a_confirmation_by_multi_round_trip_request_is_the_same_on_both_paths() 
     let (_, s1) = masked(&send(&fast, &ask()).await.2);
     let r1 = send(
         &fast,
-        &answered(&s1.unwrap(), ElicitationAction::Accept).to_rmcp(),
+        &answered(&s1.unwrap(), ElicitationAction::Accept).via_rmcp(),
     )
     .await;
-    let (_, s2) = masked(&send(&fast, &ask().to_rmcp()).await.2);
+    let (_, s2) = masked(&send(&fast, &ask().via_rmcp()).await.2);
     let r2 = send(&fast, &answered(&s2.unwrap(), ElicitationAction::Accept)).await;
     assert_eq!(r1, r2);
     assert!(r1.2.contains(r#""paid":5"#), "{}", r1.2);
