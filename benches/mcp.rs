@@ -5,7 +5,7 @@
 //! Run with `cargo bench --features mcp --bench mcp`. The number to watch is the
 //! ratio `toolmark_mcp / rmcp_tool_router` (goal: at most 1.1×).
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -114,7 +114,9 @@ fn bench(c: &mut Criterion) {
 // ---- MCP 2026-07-28 (stateless): the call over HTTP and over a stdio-like
 // stream, the confirmation by multi round-trip request, the cached tools/list.
 //
-// Ratios to read: `toolmark_*` / `rmcp_tool_router_*` for the call (goal ≤ 0.9×),
+// Ratios to read: `toolmark_*` / `rmcp_tool_router_*` for the call (goal ≤ 0.9×;
+// `toolmark_http_rmcp_path` is the same call through rmcp's service, the path every
+// call took before the tools/call fast path),
 // `toolmark_mrtr_*` / `rmcp_tool_router_http` for an approval (a unit of one
 // plain round trip), `toolmark_cached_list_10k` / `rmcp_list_all_serialize_10k`
 // (goal ≤ 0.05×).
@@ -130,6 +132,8 @@ mod raw {
         io: BufReader<TcpStream>,
         host: String,
         path: String,
+        /// Header lines sent with every request.
+        extra: String,
     }
 
     impl Raw {
@@ -142,7 +146,14 @@ mod raw {
                 io,
                 host: host.to_owned(),
                 path: path.to_owned(),
+                extra: String::new(),
             }
+        }
+
+        /// Send `name: value` with every request.
+        pub(super) fn with_header(mut self, name: &str, value: &str) -> Raw {
+            self.extra.push_str(&format!("{name}: {value}\r\n"));
+            self
         }
 
         pub(super) async fn post(
@@ -155,9 +166,10 @@ mod raw {
             let head = format!(
                 "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
                  Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-                 Mcp-Method: {method}\r\n{name}Content-Length: {}\r\n\r\n",
+                 Mcp-Method: {method}\r\n{name}{}Content-Length: {}\r\n\r\n",
                 self.path,
                 self.host,
+                self.extra,
                 body.len()
             );
             let s = self.io.get_mut();
@@ -353,17 +365,24 @@ fn bench_2026(c: &mut Criterion) {
             serve_router(plain_router()).await,
         )
     });
-    let (mut ours_http, mut plain_http) = rt.block_on(async {
+    let (mut ours_http, mut plain_http, mut ours_rmcp_path) = rt.block_on(async {
         (
             raw::Raw::connect(&ours_url).await,
             raw::Raw::connect(&plain_url).await,
+            // An Mcp-Session-Id header, which rmcp ignores on a 2026-07-28
+            // request and the tools/call fast path leaves to rmcp's service:
+            // the path every call took before the fast path.
+            raw::Raw::connect(&ours_url)
+                .await
+                .with_header("Mcp-Session-Id", "ignored"),
         )
     });
     let a = rt.block_on(ours_http.post("tools/call", Some("math.add"), &add_body()));
     let b = rt.block_on(plain_http.post("tools/call", Some("math.add"), &add_body()));
+    let slow = rt.block_on(ours_rmcp_path.post("tools/call", Some("math.add"), &add_body()));
     assert!(
-        a.contains("\"result\":5") && b.contains("\"result\":5"),
-        "{a}\n{b}"
+        a.contains("\"result\":5") && b.contains("\"result\":5") && a == slow,
+        "{a}\n{b}\n{slow}"
     );
     let mut g = c.benchmark_group("mcp_2026_call");
     g.bench_function("rmcp_tool_router_stream", |bch| {
@@ -382,6 +401,11 @@ fn bench_2026(c: &mut Criterion) {
     g.bench_function("toolmark_http", |bch| {
         bch.iter(|| {
             black_box(rt.block_on(ours_http.post("tools/call", Some("math.add"), &add_body())))
+        });
+    });
+    g.bench_function("toolmark_http_rmcp_path", |bch| {
+        bch.iter(|| {
+            black_box(rt.block_on(ours_rmcp_path.post("tools/call", Some("math.add"), &add_body())))
         });
     });
     // The approval by multi round-trip request, on one instance ...
@@ -515,5 +539,65 @@ fn bench_2026(c: &mut Criterion) {
     g.finish();
 }
 
+/// One stateless `tools/call` request to `router`, in process (no socket).
+fn call_request(session_header: bool) -> axum::http::Request<axum::body::Body> {
+    let mut req = axum::http::Request::post("/")
+        .header("host", "127.0.0.1:1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "math.add");
+    if session_header {
+        req = req.header("mcp-session-id", "ignored");
+    }
+    req.body(axum::body::Body::from(add_body())).unwrap()
+}
+
+/// `TOOLMARK_MCP_PROFILE="<row> <n>"`: `n` stateless tools/call requests through
+/// one router in process on a current-thread runtime, then exit: the workload
+/// for `valgrind --tool=callgrind` (instructions per request = the difference
+/// of two `n`, divided). Rows: `rmcp` (rmcp's service for the `#[tool_router]`
+/// server), `toolmark` (`McpServer::router()`), `toolmark_rmcp_path` (the same
+/// with an `Mcp-Session-Id` header rmcp ignores on a 2026-07-28 request and the
+/// fast path leaves to rmcp's service: the path every call took before it).
+fn profile(spec: &str) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let (row, n) = spec
+        .split_once(' ')
+        .expect("TOOLMARK_MCP_PROFILE=\"<row> <n>\"");
+    let n: usize = n.parse().expect("a count");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (router, session_header) = match row {
+        "rmcp" => (plain_router(), false),
+        "toolmark" => (McpServer::new(add_tool()).router(), false),
+        "toolmark_rmcp_path" => (McpServer::new(add_tool()).router(), true),
+        other => panic!("unknown row {other}"),
+    };
+    rt.block_on(async move {
+        for _ in 0..n {
+            let res = router
+                .clone()
+                .oneshot(call_request(session_header))
+                .await
+                .unwrap();
+            let body = res.into_body().collect().await.unwrap().to_bytes();
+            assert!(body.windows(10).any(|w| w == b"\"result\":5"), "{body:?}");
+        }
+    });
+}
+
 criterion_group!(benches, bench, bench_2026);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(spec) = std::env::var("TOOLMARK_MCP_PROFILE") {
+        profile(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

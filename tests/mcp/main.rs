@@ -15,6 +15,7 @@ mod elicit_path;
 #[path = "../support/external.rs"]
 mod external;
 mod fallback;
+mod fastcall;
 mod http;
 mod http_2026;
 #[cfg(feature = "redis")]

@@ -96,12 +96,12 @@ struct Params {
     meta: Option<serde_json::Map<String, Value>>,
 }
 
-fn header_is(req: &Request, name: &str, value: &str) -> bool {
+pub(super) fn header_is(req: &Request, name: &str, value: &str) -> bool {
     let mut values = req.headers().get_all(name).iter();
     matches!((values.next(), values.next()), (Some(v), None) if v.as_bytes() == value.as_bytes())
 }
 
-fn accepts_both(req: &Request) -> bool {
+pub(super) fn accepts_both(req: &Request) -> bool {
     let accept = req
         .headers()
         .get_all(header::ACCEPT)
@@ -120,7 +120,7 @@ fn accepts_both(req: &Request) -> bool {
         && accept.iter().any(|a| a == "text/event-stream")
 }
 
-fn is_json(req: &Request) -> bool {
+pub(super) fn is_json(req: &Request) -> bool {
     req.headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -443,6 +443,17 @@ async fn deleted_is_no_content(req: Request, next: Next) -> Response {
     res
 }
 
+/// The session of one request to rmcp's service (every request of a
+/// 2025-11-25 session, or one stateless request), counted among the router's
+/// live ones while it lives; the `tools/call` fast path makes its sessions here
+/// too.
+pub(crate) fn counted_session(server: &McpServer, live: &Arc<AtomicUsize>) -> super::McpSession {
+    let mut session = server.session();
+    live.fetch_add(1, Ordering::AcqRel);
+    session.slot = Some(SessionSlot(Arc::clone(live)));
+    session
+}
+
 /// The live sessions of one router, and its cap.
 pub(crate) struct Sessions {
     live: Arc<AtomicUsize>,
@@ -660,6 +671,15 @@ impl McpServer {
     /// check of [`HttpOptions`] is a tower layer; add your own with
     /// `.layer(…)`.
     ///
+    /// Behind the checks, rmcp's `StreamableHttpService` serves every request,
+    /// except two kinds of self-contained 2026-07-28 request of a server over
+    /// one [`Toolmark`](crate::Toolmark) ([`McpServer::new`]), answered with
+    /// the same bytes from less work: the first page of `tools/list` (kept
+    /// serialized per manifest version) and a `tools/call` whose answer is one
+    /// JSON message (no progress token or log level, not a task), which runs
+    /// through the same session handler without starting rmcp's per-request
+    /// service.
+    ///
     /// A configuration [`try_router`](Self::try_router) refuses (an empty
     /// bearer token, say) gives a router that answers every request 500, never
     /// an open one.
@@ -691,6 +711,7 @@ impl McpServer {
         });
         let server = self.clone();
         let live = Arc::clone(&sessions.live);
+        let fast_call = super::fastcall::FastCall::new(self.clone(), Arc::clone(&live));
         // Host and Origin are checked by the layers below, once.
         let config = StreamableHttpServerConfig::default()
             .disable_allowed_hosts()
@@ -702,12 +723,7 @@ impl McpServer {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(opts.idle.unwrap_or(IDLE));
         let service = StreamableHttpService::new(
-            move || {
-                let mut session = server.session();
-                live.fetch_add(1, Ordering::AcqRel);
-                session.slot = Some(SessionSlot(Arc::clone(&live)));
-                Ok(session)
-            },
+            move || Ok(counted_session(&server, &live)),
             Arc::new(manager),
             config,
         );
@@ -723,8 +739,16 @@ impl McpServer {
             );
             router = router.layer(from_fn_with_state(Arc::new(fast), super::fastlist::serve));
         }
+        let mut router = router.layer(axum::middleware::from_fn(super::quiet::hide_http));
+        if self.config.shared_catalog.is_some() {
+            // 2026-07-28 tools/call without rmcp's per-request service; in front
+            // of the arguments layer, so its body is parsed once.
+            router = router.layer(from_fn_with_state(
+                Arc::new(fast_call),
+                super::fastcall::serve,
+            ));
+        }
         let mut router = router
-            .layer(axum::middleware::from_fn(super::quiet::hide_http))
             .layer(axum::middleware::from_fn(deleted_is_no_content))
             .layer(from_fn_with_state(sessions, check_sessions))
             .layer(from_fn_with_state(limit, check_length));

@@ -212,6 +212,7 @@ mod approval;
 mod client;
 mod elicit;
 mod fallback;
+mod fastcall;
 mod fastlist;
 mod handler;
 mod http;
