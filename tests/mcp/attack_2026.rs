@@ -82,7 +82,7 @@ fn gated_app(log: &Log, file: &Arc<AtomicUsize>) -> Toolmark {
                         json!({"type": "object", "properties": {"sure": {"type": "boolean"}}});
                     match ctx.elicit(format!("Wipe {file}?"), schema).await? {
                         toolmark::Elicited::Accept(_) => {
-                            l.push(&format!("wiped {file}"));
+                            l.push(format!("wiped {file}"));
                             Ok::<_, toolmark::ToolError>(json!(format!("wiped {file}")))
                         }
                         _ => Ok(json!("kept")),

@@ -627,6 +627,8 @@ pub(crate) struct Round {
 }
 
 /// A question a run asked and had no answer for.
+// rmcp marks sampling deprecated (SEP-2577, a future revision); 2026-07-28 has it.
+#[allow(deprecated)]
 enum Question {
     Elicit(crate::ElicitRequest),
     Sample(rmcp::model::CreateMessageRequestParams),
@@ -654,6 +656,7 @@ fn elicit_question(request: &crate::ElicitRequest) -> String {
 }
 
 /// The text a sampling answer is bound to.
+#[allow(deprecated)]
 fn sample_question(params: &rmcp::model::CreateMessageRequestParams) -> String {
     serde_json::to_string(params).unwrap_or_default()
 }
