@@ -527,3 +527,74 @@ async fn a_tasks_update_that_decides_nothing_changes_no_task() {
     assert_eq!(log.get(), ["paid 3 to ada"]);
     client.cancel().await.unwrap();
 }
+
+/// Over HTTP (no session): a question round's `requestState` with the user's
+/// approval, sent by another caller (another `Authorization`), is the JSON-RPC
+/// error `-32602` and nothing runs past the question; its own caller completes.
+#[tokio::test]
+async fn another_caller_cannot_use_a_question_rounds_state() {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let log = Log::default();
+    let router = McpServer::new(gated_app(&log, &Arc::default())).router();
+    let post = |who: &str, params: Value| {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        });
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+        let req = axum::http::Request::post("/")
+            .header("host", "127.0.0.1:3000")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "wipe")
+            .header("authorization", format!("Bearer {who}"))
+            .body(axum::body::Body::from(body.to_string()))
+            .unwrap();
+        let router = router.clone();
+        async move {
+            let res = router.oneshot(req).await.unwrap();
+            let body = res.into_body().collect().await.unwrap().to_bytes();
+            let text = String::from_utf8_lossy(&body).into_owned();
+            // A plain JSON reply, or one SSE event.
+            let json = text
+                .lines()
+                .find_map(|l| l.strip_prefix("data:"))
+                .unwrap_or(&text)
+                .trim()
+                .to_owned();
+            serde_json::from_str::<Value>(&json).unwrap_or_else(|e| panic!("{e}: {text}"))
+        }
+    };
+    let first = post(
+        "alice",
+        json!({"name": "wipe", "arguments": {"pin": SECRET}}),
+    )
+    .await;
+    let state = first["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a round: {first}"))
+        .to_owned();
+    assert!(!first.to_string().contains(SECRET), "{first}");
+    let retry = json!({
+        "name": "wipe",
+        "arguments": {"pin": SECRET},
+        "requestState": state,
+        "inputResponses": {"elicit-0": {"action": "accept"}}
+    });
+    let stolen = post("mallory", retry.clone()).await;
+    assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+    assert_eq!(stolen["error"]["data"]["code"], "invalid", "{stolen}");
+    assert!(!stolen.to_string().contains(SECRET), "{stolen}");
+    assert_eq!(log.get(), ["run"], "nothing ran for the other caller");
+    let own = post("alice", retry).await;
+    assert_eq!(
+        own["result"]["structuredContent"]["result"], "wiped a.txt",
+        "{own}"
+    );
+    assert_eq!(log.get(), ["run", "run", "wiped a.txt"]);
+}
