@@ -3,7 +3,11 @@
 //! `input_required` round (the elicitation and its `requestState`), no retry's
 //! result or refusal, no task's status, result or stored record (key and value),
 //! no approval page's `GET`, no stored confirmation record, no event, and no
-//! `tracing` event or span of any target (rmcp's included).
+//! `tracing` event or span of any target (rmcp's included). A tool that puts its
+//! card number and CVC into `ctx.sample`'s prompt shows neither in the sampling
+//! round (messages, system prompt, `requestState`), the retry's result, a
+//! tampered retry's `-32602`, a `-32021`, or the refusal of the input sent
+//! under the fields' serde alias keys.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -282,6 +286,117 @@ async fn tasks_and_rounds(c: &mut Canary, seen: &mut Seen) {
     seen.text("events", evs.join("\n"));
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct CardCheck {
+    #[serde(alias = "card_number")]
+    card: String,
+    #[serde(alias = "security_code")]
+    cvc: String,
+}
+
+/// A sampling round (`sample-N`) whose tool was called with a card number and
+/// CVC and puts both into the model's prompt and system prompt.
+async fn sampling_round(c: &mut Canary, seen: &mut Seen) {
+    let tm = Toolmark::builder().build().unwrap();
+    tm.register(
+        toolmark::ToolSpec::typed(
+            "card_check",
+            "Asks the client's model about a card",
+            |ctx: toolmark::ToolContext, p: CardCheck| async move {
+                let mut request = toolmark::SampleRequest::new(format!(
+                    "Is the card {} (CVC {}) valid?",
+                    p.card, p.cvc
+                ))
+                .max_tokens(20);
+                request.system_prompt = Some(format!("You check card {} / {}", p.card, p.cvc));
+                let answer = ctx.sample(request).await?;
+                Ok::<_, toolmark::ToolError>(json!({"answer": answer.text, "checked": p.card}))
+            },
+        )
+        .effect(toolmark::Effect::Read)
+        .sensitive(["card", "cvc"]),
+        Default::default(),
+    )
+    .unwrap();
+    let server = McpServer::new(tm);
+    let card = c.variant(3);
+    let cvc = c.variant(0);
+    let args = json!({"card": card, "cvc": cvc});
+    let sampling = Client {
+        sampling: true,
+        ..Client::default()
+    };
+    let client = connect_2026(&server, sampling).await;
+    // Under the alias keys the input is refused (they are not in the schema).
+    let aliased = client
+        .call_tool_once(call(
+            "card_check",
+            json!({"card_number": card, "security_code": cvc}),
+        ))
+        .await;
+    seen.outcome("the input under alias keys", &aliased);
+    let first = client
+        .call_tool_once(call("card_check", args.clone()))
+        .await
+        .unwrap();
+    let CallToolResponse::InputRequired(round) = &first else {
+        panic!("a sampling round: {first:?}")
+    };
+    assert!(round
+        .input_requests
+        .as_ref()
+        .unwrap()
+        .contains_key("sample-0"));
+    seen.response("the sampling round", &first);
+    let state = round.request_state.clone().unwrap();
+    let mut answer = InputResponses::new();
+    answer.insert(
+        "sample-0".to_owned(),
+        json!({"role": "assistant", "content": {"type": "text", "text": "looks fine"}, "model": "m"}),
+    );
+    let mut tampered = state.clone().into_bytes();
+    tampered[10] = if tampered[10] == b'a' { b'b' } else { b'a' };
+    let refused = client
+        .call_tool_once(
+            call("card_check", args.clone())
+                .with_request_state(String::from_utf8(tampered).unwrap())
+                .with_input_responses(answer.clone()),
+        )
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    seen.outcome("a tampered sampling retry", &refused);
+    let done = client
+        .call_tool_once(
+            call("card_check", args.clone())
+                .with_request_state(state)
+                .with_input_responses(answer),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(done, CallToolResponse::Complete(_)), "{done:?}");
+    seen.response("the sampling retry's result", &done);
+    // rmcp's client answering the round itself: the request its model got.
+    let auto = client
+        .call_tool(call("card_check", args.clone()))
+        .await
+        .unwrap();
+    seen.add("the result after rmcp's client answered", &auto);
+    let asked = client.service().sampled.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    seen.add("the sampling request the client's model got", &asked);
+    client.cancel().await.unwrap();
+    // Without the sampling capability: -32021.
+    let client = connect_2026(&server, Client::default()).await;
+    let missing = client.call_tool_once(call("card_check", args)).await;
+    assert!(
+        matches!(&missing, Err(rmcp::ServiceError::McpError(e))
+            if e.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY),
+        "{missing:?}"
+    );
+    seen.outcome("-32021", &missing);
+    client.cancel().await.unwrap();
+}
+
 async fn approval_page(c: &mut Canary, seen: &mut Seen) {
     let log = Log::default();
     let tm = app(
@@ -374,7 +489,8 @@ async fn no_2026_surface_shows_a_secret() {
     let mut seen = Seen::default();
     tasks_and_rounds(&mut c, &mut seen).await;
     approval_page(&mut c, &mut seen).await;
-    assert_eq!(c.secrets().len(), 3);
+    sampling_round(&mut c, &mut seen).await;
+    assert_eq!(c.secrets().len(), 5);
     for (what, text) in &seen.0 {
         c.assert_absent(what, text);
     }

@@ -6,6 +6,7 @@
 #![allow(deprecated)]
 
 mod ask;
+mod attack_2026;
 #[path = "../support/canary.rs"]
 mod canary;
 mod canary_2026;

@@ -812,7 +812,9 @@ async fn ctx_elicit_goes_back_in_rounds_and_the_tool_runs_again_with_the_answers
     );
     let second = client
         .call_tool_once(
-            call("ask_twice", json!({"pin": SECRET})).with_input_responses(answers.clone()),
+            call("ask_twice", json!({"pin": SECRET}))
+                .with_request_state(ir.request_state.clone().unwrap())
+                .with_input_responses(answers.clone()),
         )
         .await
         .unwrap();

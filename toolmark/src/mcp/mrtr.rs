@@ -606,10 +606,18 @@ mod tests {
 /// (`elicitation` in form mode, `sampling`) is not asked: the tool gets
 /// `not_supported`, and when the call then fails the request is answered
 /// `-32021` (MissingRequiredClientCapability) naming what it lacked.
+///
+/// An answer answers exactly the question it was given for: the `requestState`
+/// seals the key and the text of the question the round asked, and a retry
+/// takes only the response under that key (never one the server did not ask for,
+/// never a first call's). Each answer keeps its key and question; a run takes
+/// the `n`th answer only for the same question of the same kind (an
+/// elicitation's answer is never a sampling result, nor the reverse), else that
+/// answer and the later ones are dropped and the question is asked again.
 pub(crate) struct Round {
-    answers: Vec<Value>,
+    answers: std::sync::Mutex<Vec<Answer>>,
     next: std::sync::atomic::AtomicUsize,
-    asked: std::sync::Mutex<Option<(usize, Question)>>,
+    asked: std::sync::Mutex<Option<(usize, Question, String)>>,
     /// What the request's client declared it answers.
     elicits: bool,
     samples: bool,
@@ -619,9 +627,38 @@ pub(crate) struct Round {
 }
 
 /// A question a run asked and had no answer for.
+// rmcp marks sampling deprecated (SEP-2577, a future revision); 2026-07-28 has it.
+#[allow(deprecated)]
 enum Question {
     Elicit(crate::ElicitRequest),
-    Sample(crate::SampleRequest),
+    Sample(rmcp::model::CreateMessageRequestParams),
+}
+
+/// A client's answer, with the question it answers: its key in
+/// `inputRequests` (kind and position) and the question as it was asked.
+#[derive(Clone, Serialize, Deserialize)]
+struct Answer {
+    key: String,
+    question: String,
+    value: Value,
+}
+
+/// The question a round asked: its key and its text.
+#[derive(Serialize, Deserialize)]
+struct Asked {
+    key: String,
+    question: String,
+}
+
+/// The text an elicitation's answer is bound to.
+fn elicit_question(request: &crate::ElicitRequest) -> String {
+    json!({"message": request.message, "schema": request.schema}).to_string()
+}
+
+/// The text a sampling answer is bound to.
+#[allow(deprecated)]
+fn sample_question(params: &rmcp::model::CreateMessageRequestParams) -> String {
+    serde_json::to_string(params).unwrap_or_default()
 }
 
 /// The key of the `n`th question of a run, an elicitation.
@@ -634,10 +671,12 @@ fn sample_key(n: usize) -> String {
     format!("sample-{n}")
 }
 
-/// What an elicitation round's `requestState` seals: the answers so far.
+/// What a question round's `requestState` seals: the answers so far and the
+/// question this round asked.
 #[derive(Serialize, Deserialize)]
 struct Answers {
-    answers: Vec<Value>,
+    answers: Vec<Answer>,
+    asked: Asked,
     exp: u64,
 }
 
@@ -675,7 +714,8 @@ impl Round {
         stop: tokio_util::sync::CancellationToken,
     ) -> Result<Arc<Self>, StateError> {
         let (tool, principal, args) = call;
-        let mut answers = match state {
+        // A first call was asked nothing: responses it carries answer nothing.
+        let answers = match state {
             None => Vec::new(),
             Some(text) => {
                 let plain = sealer
@@ -693,19 +733,20 @@ impl Round {
                         "The questions' requestState expired: call the tool again without it",
                     )));
                 }
-                a.answers
+                let mut answers = a.answers;
+                // Only the answer to the question this round asked, under its key.
+                if let Some(v) = responses.and_then(|r| r.get(&a.asked.key)) {
+                    answers.push(Answer {
+                        key: a.asked.key,
+                        question: a.asked.question,
+                        value: v.clone(),
+                    });
+                }
+                answers
             }
         };
-        if let Some(r) = responses {
-            while let Some(v) = r
-                .get(&elicit_key(answers.len()))
-                .or_else(|| r.get(&sample_key(answers.len())))
-            {
-                answers.push(v.clone());
-            }
-        }
         Ok(Arc::new(Round {
-            answers,
+            answers: std::sync::Mutex::new(answers),
             next: std::sync::atomic::AtomicUsize::new(0),
             asked: std::sync::Mutex::new(None),
             elicits: client.elicits,
@@ -733,11 +774,19 @@ impl Round {
         tm: &Toolmark,
         call: (&str, &str, &Value),
     ) -> Option<Reply> {
-        let (n, question) = crate::sync::lock(&self.asked).take()?;
+        let (n, question, text) = crate::sync::lock(&self.asked).take()?;
         let (tool, principal, args) = call;
         let exp = crate::store::to_ms(tm.inner.now() + tm.inner.config.confirm_expiry);
+        let key = match &question {
+            Question::Elicit(_) => elicit_key(n),
+            Question::Sample(_) => sample_key(n),
+        };
         let plain = serde_json::to_vec(&Answers {
-            answers: self.answers.clone(),
+            answers: crate::sync::lock(&self.answers).clone(),
+            asked: Asked {
+                key: key.clone(),
+                question: text,
+            },
             exp,
         })
         .ok()?;
@@ -761,17 +810,12 @@ impl Round {
                     message: request.message,
                     requested_schema: schema,
                 };
-                requests.insert(
-                    elicit_key(n),
-                    InputRequest::Elicitation(ElicitRequest::new(params)),
-                );
+                requests.insert(key, InputRequest::Elicitation(ElicitRequest::new(params)));
             }
-            Question::Sample(request) => {
+            Question::Sample(params) => {
                 requests.insert(
-                    sample_key(n),
-                    InputRequest::CreateMessage(rmcp::model::CreateMessageRequest::new(
-                        super::client::sample_params(request),
-                    )),
+                    key,
+                    InputRequest::CreateMessage(rmcp::model::CreateMessageRequest::new(params)),
                 );
             }
         }
@@ -781,9 +825,23 @@ impl Round {
         )))
     }
 
+    /// The `n`th answer, when it answers this question (`key`, `question`);
+    /// otherwise the run went another way: that answer and the later ones are
+    /// dropped and `None` asks the question.
+    fn answer(&self, n: usize, key: &str, question: &str) -> Option<Value> {
+        let mut answers = crate::sync::lock(&self.answers);
+        match answers.get(n) {
+            Some(a) if a.key == key && a.question == question => Some(a.value.clone()),
+            _ => {
+                answers.truncate(n);
+                None
+            }
+        }
+    }
+
     /// Stop the run: `question` goes back to the client.
-    fn ask(&self, n: usize, question: Question) -> crate::ClientError {
-        *crate::sync::lock(&self.asked) = Some((n, question));
+    fn ask(&self, n: usize, question: Question, text: String) -> crate::ClientError {
+        *crate::sync::lock(&self.asked) = Some((n, question, text));
         self.stop.cancel();
         crate::ClientError::Cancelled
     }
@@ -816,8 +874,9 @@ impl crate::CallerClient for RoundClient {
             })));
         }
         let n = round.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let result = match round.answers.get(n) {
-            Some(v) => match serde_json::from_value::<ElicitResult>(v.clone()) {
+        let text = elicit_question(&request);
+        let result = match round.answer(n, &elicit_key(n), &text) {
+            Some(v) => match serde_json::from_value::<ElicitResult>(v) {
                 Ok(a) => Ok(match a.action {
                     ElicitationAction::Accept => {
                         crate::Elicited::Accept(a.content.unwrap_or(Value::Null))
@@ -838,7 +897,7 @@ impl crate::CallerClient for RoundClient {
                     })
                 } else {
                     // The run stops here; the question goes back to the client.
-                    Err(round.ask(n, Question::Elicit(request)))
+                    Err(round.ask(n, Question::Elicit(request), text))
                 }
             }
         };
@@ -859,14 +918,16 @@ impl crate::CallerClient for RoundClient {
             })));
         }
         let n = round.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let result = match round.answers.get(n) {
-            Some(v) => serde_json::from_value::<rmcp::model::CreateMessageResult>(v.clone())
+        let params = super::client::sample_params(request);
+        let text = sample_question(&params);
+        let result = match round.answer(n, &sample_key(n), &text) {
+            Some(v) => serde_json::from_value::<rmcp::model::CreateMessageResult>(v)
                 .map(super::client::sampled)
                 .map_err(|e| crate::ClientError::Failed {
                     reason: format!("the client's answer is not a sampling result: {e}"),
                 }),
             // The run stops here; the question goes back to the client.
-            None => Err(round.ask(n, Question::Sample(request))),
+            None => Err(round.ask(n, Question::Sample(params), text)),
         };
         Box::pin(std::future::ready(result))
     }
