@@ -560,7 +560,9 @@ fn call_request(session_header: bool) -> axum::http::Request<axum::body::Body> {
 /// of two `n`, divided). Rows: `rmcp` (rmcp's service for the `#[tool_router]`
 /// server), `toolmark` (`McpServer::router()`), `toolmark_rmcp_path` (the same
 /// with an `Mcp-Session-Id` header rmcp ignores on a 2026-07-28 request and the
-/// fast path leaves to rmcp's service: the path every call took before it).
+/// fast path leaves to rmcp's service: the path every call took before it);
+/// `rmcp_stream` and `toolmark_stream`: the same call over the stdio framing
+/// (rmcp's client in discover mode over an in-process duplex).
 fn profile(spec: &str) {
     use http_body_util::BodyExt;
     use tower::ServiceExt;
@@ -572,6 +574,22 @@ fn profile(spec: &str) {
         .enable_all()
         .build()
         .unwrap();
+    if let Some(server) = row.strip_suffix("_stream") {
+        // The stdio framing: rmcp's client in discover mode (2026-07-28) over an
+        // in-process duplex, the server on the same current-thread runtime.
+        rt.block_on(async move {
+            let client = match server {
+                "rmcp" => discover(Plain::new()).await,
+                "toolmark" => discover(McpServer::new(add_tool()).session()).await,
+                other => panic!("unknown row {other}_stream"),
+            };
+            for _ in 0..n {
+                let r = client.call_tool(request()).await.unwrap();
+                assert_eq!(r.structured_content, Some(json!({"result": 5})));
+            }
+        });
+        return;
+    }
     let (router, session_header) = match row {
         "rmcp" => (plain_router(), false),
         "toolmark" => (McpServer::new(add_tool()).router(), false),

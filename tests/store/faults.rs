@@ -25,7 +25,24 @@ impl Drop for Server {
     }
 }
 
-fn start(port: u16, dir: &std::path::Path) -> Server {
+/// One fault test at a time: each stops and restarts a redis-server on its own port,
+/// and a port one test just freed must not be handed to another test's server
+/// (the restart would then find the port taken and talk to the other's data).
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Start a redis-server on `port` keeping its data in `dir`, and wait until it
+/// answers; a server that exits instead (the port is taken) fails the test, so a
+/// test never talks to a server that is not its own.
+async fn start(port: u16, dir: &std::path::Path) -> Server {
+    let mut server = spawn(port, dir);
+    until_listening(port).await;
+    if let Ok(Some(status)) = server.child.try_wait() {
+        panic!("redis-server on port {port} exited ({status}): is the port taken?");
+    }
+    server
+}
+
+fn spawn(port: u16, dir: &std::path::Path) -> Server {
     let child = Command::new("redis-server")
         .args([
             "--port",
@@ -69,12 +86,15 @@ async fn until_listening(port: u16) {
     panic!("redis-server did not start on port {port}");
 }
 
+/// A free loopback port below Linux's ephemeral range (32768–60999), so that no
+/// outgoing connection of this process takes it while its server is stopped.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::hash::{BuildHasher, RandomState};
+    let seed = RandomState::new().hash_one(std::process::id());
+    (0..2_000u64)
+        .map(|i| 20_000 + ((seed.wrapping_add(i.wrapping_mul(7_919))) % 12_000) as u16)
+        .find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok())
+        .expect("a free loopback port between 20000 and 32000")
 }
 
 #[cfg_attr(
@@ -87,9 +107,9 @@ async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_o
     // an ignored test where Redis is not expected.
     let dir = std::env::temp_dir().join(prefix());
     std::fs::create_dir_all(&dir).unwrap();
+    let _one = ONE_AT_A_TIME.lock().await;
     let port = free_port();
-    let server = start(port, &dir);
-    until_listening(port).await;
+    let server = start(port, &dir).await;
     let url = format!("redis://127.0.0.1:{port}/");
     let options = RedisStoreOptions::default().timeout(Duration::from_millis(500));
     let instance = || async {
@@ -132,8 +152,7 @@ async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_o
     );
     assert_eq!(count(&runs_a) + count(&runs_b), 0);
 
-    let _server = start(port, &dir);
-    until_listening(port).await;
+    let _server = start(port, &dir).await;
     // The connections come back on their own.
     let mut pending = None;
     for _ in 0..100 {
@@ -193,9 +212,9 @@ async fn remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover(
     use toolmark::policy::{answering, For};
     let dir = std::env::temp_dir().join(prefix());
     std::fs::create_dir_all(&dir).unwrap();
+    let _one = ONE_AT_A_TIME.lock().await;
     let port = free_port();
-    let server = start(port, &dir);
-    until_listening(port).await;
+    let server = start(port, &dir).await;
     let url = format!("redis://127.0.0.1:{port}/");
     let options = RedisStoreOptions::default().timeout(Duration::from_millis(500));
     let asked = Arc::new(AtomicUsize::new(0));
@@ -236,8 +255,7 @@ async fn remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover(
         "unavailable"
     );
 
-    let _server = start(port, &dir);
-    until_listening(port).await;
+    let _server = start(port, &dir).await;
     let mut back = None;
     for _ in 0..100 {
         if let Ok(list) = tm.remembered_async().await {
@@ -269,9 +287,9 @@ async fn redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once() {
     // run only where redis-server is expected.
     let dir = std::env::temp_dir().join(prefix());
     std::fs::create_dir_all(&dir).unwrap();
+    let _one = ONE_AT_A_TIME.lock().await;
     let port = free_port();
-    let mut server = start(port, &dir);
-    until_listening(port).await;
+    let mut server = start(port, &dir).await;
     let url = format!("redis://127.0.0.1:{port}/");
     let options = RedisStoreOptions::default().timeout(Duration::from_millis(500));
     let tm = Toolmark::builder()
@@ -339,8 +357,7 @@ async fn redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once() {
         "{ok} approvals ran before the fault, {} were refused `unavailable`",
         refused.len()
     );
-    server = start(port, &dir);
-    until_listening(port).await;
+    server = start(port, &dir).await;
     // Every refused approval, answered again once Redis is back, runs.
     for id in &refused {
         let mut out = None;
