@@ -111,7 +111,9 @@ async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_o
     let port = free_port();
     let server = start(port, &dir).await;
     let url = format!("redis://127.0.0.1:{port}/");
-    let options = RedisStoreOptions::default().timeout(Duration::from_millis(500));
+    // Refusals come from refused connections, at once; the timeout only bounds a
+    // slow answer, which a loaded machine (fsync always) can give.
+    let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
     let instance = || async {
         let store = RedisStore::connect_with(&url, options.clone())
             .await
@@ -216,7 +218,9 @@ async fn remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover(
     let port = free_port();
     let server = start(port, &dir).await;
     let url = format!("redis://127.0.0.1:{port}/");
-    let options = RedisStoreOptions::default().timeout(Duration::from_millis(500));
+    // Refusals come from refused connections, at once; the timeout only bounds a
+    // slow answer, which a loaded machine (fsync always) can give.
+    let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
     let asked = Arc::new(AtomicUsize::new(0));
     let counter = asked.clone();
     let tm = Toolmark::builder()
@@ -291,7 +295,9 @@ async fn redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once() {
     let port = free_port();
     let mut server = start(port, &dir).await;
     let url = format!("redis://127.0.0.1:{port}/");
-    let options = RedisStoreOptions::default().timeout(Duration::from_millis(500));
+    // Refusals come from refused connections, at once; the timeout only bounds a
+    // slow answer, which a loaded machine (fsync always) can give.
+    let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
     let tm = Toolmark::builder()
         .seal_key(KEY)
         .max_pending(1000)
