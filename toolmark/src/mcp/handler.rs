@@ -385,6 +385,20 @@ impl ServerHandler for McpSession {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // rmcp spawns this future by value and tokio moves it into its task: the
+        // call's own state (several KB: the pipeline, a confirmation round) is
+        // boxed once here, so what moves is a pointer.
+        Box::pin(self.call_tool_boxed(request, context)).await
+    }
+}
+
+impl McpSession {
+    /// `tools/call`, boxed by [`ServerHandler::call_tool`].
+    async fn call_tool_boxed(
+        &self,
+        request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
