@@ -1,7 +1,7 @@
 //! The `#[tool]` forms that must compile and run (`tests/ui-pass/*.rs`) are test
 //! targets of their own in Cargo.toml (`ui_pass_<file>`, `harness = false`), built with
 //! the other tests' dependencies; this test keeps that list complete. The compile-fail
-//! cases (the diagnostics) are the `toolmark-ui` package's (`ui/tests/ui`).
+//! cases (the diagnostics, `tests/ui`) run from the `toolmark-ui` package (`ui/`).
 
 /// Every `tests/ui-pass/<file>.rs` is a `[[test]]` named `ui_pass_<file>` with
 /// `harness = false` (a case missing from Cargo.toml would silently never run).

@@ -1,5 +1,5 @@
 //! The `#[tool]` diagnostics: one UI case per diagnostic, `tests/ui/<what-is-wrong>.rs`
-//! with its `.stderr`.
+//! with its `.stderr` (the repository's `tests/ui`; `ui/tests/ui` is a symlink to it).
 //!
 //! Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test -p toolmark-ui`,
 //! then read each one: the `^^^` must sit under the offending token.
