@@ -6,7 +6,8 @@
 //!
 //! With `--features redis`, the same deferred round trip on a `MemoryStore` and on a
 //! `RedisStore` (at `TOOLMARK_REDIS_URL`; those rows are skipped without it), and the
-//! approvals per second of two instances on one Redis (asked on A, approved on B).
+//! approvals per second of two instances on one Redis (asked on A, approved on B),
+//! from 1, 8 and 64 concurrent approvers.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
@@ -135,6 +136,21 @@ fn stores(
             async move { black_box(round_trip(a, b, v).await) }
         })
     });
+    // Concurrent approvers: `n` round trips at once (each asked on A, approved on B),
+    // so the row's throughput is approvals per second with `n` clients in flight.
+    for n in [1u64, 8, 64] {
+        group.throughput(criterion::Throughput::Elements(n));
+        group.bench_function(
+            format!("approvals_two_instances_redis_concurrent/{n}"),
+            |bench| {
+                bench.to_async(rt).iter(|| {
+                    let (a, b) = (&a, &b);
+                    let calls = (0..n).map(|_| round_trip(a, b, black_box(input.clone())));
+                    async move { black_box(futures_util::future::join_all(calls).await) }
+                })
+            },
+        );
+    }
 }
 
 criterion_group!(benches, bench);

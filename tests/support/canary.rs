@@ -47,6 +47,44 @@ pub const MARKER: &str = "cnry";
 pub struct Canary {
     secrets: Vec<String>,
     state: u64,
+    /// The search for the secrets planted so far, built on the first check after a
+    /// change (a property test's case checks many texts with the same secrets).
+    search: Arc<Mutex<Option<Search>>>,
+}
+
+/// Every form of every secret, in one automaton.
+#[derive(Debug)]
+struct Search {
+    secrets: Vec<String>,
+    /// For each pattern, the secret it is a form of.
+    owners: Vec<usize>,
+    patterns: Vec<String>,
+    automaton: aho_corasick::AhoCorasick,
+}
+
+impl Search {
+    fn new(secrets: &[String]) -> Result<Search, String> {
+        let mut owners = Vec::new();
+        let mut patterns = Vec::new();
+        for (i, secret) in secrets.iter().enumerate() {
+            for form in forms(secret) {
+                owners.push(i);
+                patterns.push(form);
+            }
+        }
+        // A contiguous NFA: quick to build (a new set of secrets per case) and one
+        // linear pass per text.
+        let automaton = aho_corasick::AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+            .build(&patterns)
+            .map_err(|e| format!("the canary's patterns do not build: {e}"))?;
+        Ok(Search {
+            secrets: secrets.to_vec(),
+            owners,
+            patterns,
+            automaton,
+        })
+    }
 }
 
 /// A process-wide counter, so two canaries never plant the same secret.
@@ -67,6 +105,7 @@ impl Canary {
         Canary {
             secrets: Vec::new(),
             state: seed | 1,
+            search: Arc::default(),
         }
     }
 
@@ -149,26 +188,39 @@ impl Canary {
     }
 
     /// `Err` naming the first secret (or fragment of one) found in `bytes`.
+    ///
+    /// Every form of every secret is looked for in one pass over `bytes` (an
+    /// Aho–Corasick automaton): the observers' texts are long (a whole TRACE
+    /// capture), and one `contains` per form and secret made the property tests
+    /// spend most of their time here.
     pub fn check(&self, what: &str, bytes: impl AsRef<[u8]>) -> Result<(), String> {
         let text = String::from_utf8_lossy(bytes.as_ref());
-        for secret in &self.secrets {
-            if let Some(found) = find_leak(&text, secret) {
-                let at = text.find(&found).unwrap_or(0);
-                let mut from = at.saturating_sub(80);
-                while !text.is_char_boundary(from) {
-                    from -= 1;
-                }
-                let mut to = (at + found.len() + 80).min(text.len());
-                while !text.is_char_boundary(to) {
-                    to += 1;
-                }
-                return Err(format!(
-                    "secret {secret:?} leaked in {what} (as {found:?}): …{}…",
-                    &text[from..to]
-                ));
-            }
+        if self.secrets.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        let mut search = self.search.lock().unwrap_or_else(|e| e.into_inner());
+        if search.as_ref().is_none_or(|s| s.secrets != self.secrets) {
+            *search = Some(Search::new(&self.secrets)?);
+        }
+        let search = search.as_ref().expect("built above");
+        let Some(m) = search.automaton.find(text.as_ref()) else {
+            return Ok(());
+        };
+        let secret = &search.secrets[search.owners[m.pattern().as_usize()]];
+        let found = &search.patterns[m.pattern().as_usize()];
+        let at = m.start();
+        let mut from = at.saturating_sub(80);
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        let mut to = (at + found.len() + 80).min(text.len());
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        Err(format!(
+            "secret {secret:?} leaked in {what} (as {found:?}): …{}…",
+            &text[from..to]
+        ))
     }
 
     /// Panics naming the first secret (or fragment of one) found in `bytes`.
@@ -219,12 +271,6 @@ fn forms(secret: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
-}
-
-fn find_leak(text: &str, secret: &str) -> Option<String> {
-    forms(secret)
-        .into_iter()
-        .find(|f| text.contains(f.as_str()))
 }
 
 // Tracing capture
