@@ -292,6 +292,31 @@ enum Front {
     },
 }
 
+/// The one-step run of a [`Front::Prepared`] call: hold the input, build the run in
+/// place in the calling future (a macro, not a fn: a nested future would add a
+/// layer to every call's state), run it under the scope's queue.
+macro_rules! run_prepared {
+    ($inner:expr, $entry:expr, $input:expr, $track:expr, $caller:expr, $opts:expr) => {{
+        let held = $inner.hold(
+            $entry,
+            $caller,
+            $opts.signal.as_ref(),
+            $opts.progress,
+            $opts.reach,
+            $input,
+        );
+        match prepare(&held, $track) {
+            Ok(fut) => {
+                let fut = std::pin::pin!(fut);
+                $inner
+                    .run_call(held.get(), fut, $opts.signal.as_ref(), $opts.nested, None)
+                    .await
+            }
+            Err(outcome) => outcome,
+        }
+    }};
+}
+
 impl Inner {
     /// A call, end to end. Every way it can end is an [`Observed`] outcome, built
     /// through the call's secret set; the plain value is taken out only here, as it
@@ -311,24 +336,7 @@ impl Inner {
                 entry,
                 input,
                 track,
-            } => {
-                let held = self.hold(
-                    entry,
-                    caller,
-                    opts.signal.as_ref(),
-                    opts.progress.clone(),
-                    opts.reach.clone(),
-                    input,
-                );
-                match prepare(&held, track) {
-                    Ok(fut) => {
-                        let fut = std::pin::pin!(fut);
-                        self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, None)
-                            .await
-                    }
-                    Err(outcome) => outcome,
-                }
-            }
+            } => run_prepared!(self, entry, input, track, caller, opts),
             Front::Done(outcome) => outcome,
             // Boxed: a confirmation's states (and the inline and store paths) stay
             // out of every call's future.
@@ -387,24 +395,7 @@ impl Inner {
                 entry,
                 input,
                 track,
-            } => {
-                let held = self.hold(
-                    entry,
-                    caller,
-                    opts.signal.as_ref(),
-                    opts.progress,
-                    opts.reach,
-                    input,
-                );
-                match prepare(&held, track) {
-                    Ok(fut) => {
-                        let fut = std::pin::pin!(fut);
-                        self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, None)
-                            .await
-                    }
-                    Err(outcome) => outcome,
-                }
-            }
+            } => run_prepared!(self, entry, input, track, caller, opts),
             Front::Run {
                 entry,
                 input,
