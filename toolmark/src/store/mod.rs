@@ -162,6 +162,7 @@ pub(crate) mod flow;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
+pub(crate) mod scopes;
 pub(crate) mod seal;
 
 pub use memory::MemoryStore;
@@ -396,6 +397,58 @@ pub trait ConfirmStore: Send + Sync + 'static {
 
     /// Revoke the decision `id`: whether there was one.
     fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Whether this store keeps the shared scope states of
+    /// [`ToolmarkBuilder::share_scope`](crate::ToolmarkBuilder::share_scope)
+    /// ([`next_scope_seq`](Self::next_scope_seq),
+    /// [`put_scope`](Self::put_scope), [`scopes`](Self::scopes)). Default: `false`
+    /// ([`build`](crate::ToolmarkBuilder::build) then refuses `share_scope`).
+    fn keeps_scopes(&self) -> bool {
+        false
+    }
+
+    /// The next scope sequence number: greater than every one this store handed
+    /// out before, and than `at_least` (the highest an instance has seen, so a
+    /// store that lost its data does not hand out numbers the instances already
+    /// passed). Atomic across instances: two callers never get the same one.
+    fn next_scope_seq(&self, at_least: u64) -> BoxFuture<'_, Result<u64, StoreError>> {
+        let _ = at_least;
+        Box::pin(std::future::ready(Err(no_scopes())))
+    }
+
+    /// Keep `record` as the state of the scope at `record.path`, unless the one
+    /// kept there has a `seq` as high or higher: whether it was kept.
+    fn put_scope(&self, record: ScopeRecord) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let _ = record;
+        Box::pin(std::future::ready(Err(no_scopes())))
+    }
+
+    /// Every scope state kept (one per path, in no particular order).
+    fn scopes(&self) -> BoxFuture<'_, Result<Vec<ScopeRecord>, StoreError>> {
+        Box::pin(std::future::ready(Err(no_scopes())))
+    }
+}
+
+fn no_scopes() -> StoreError {
+    StoreError::unavailable("this confirmation store keeps no scope states")
+}
+
+/// The shared state of one scope ([`ToolmarkBuilder::share_scope`](crate::ToolmarkBuilder::share_scope))
+/// as a store keeps it and its bus carries it: the scope's `when` flag sealed under
+/// the app's key with its path and sequence number.
+///
+/// `path` and `seq` are hints for the store (which keeps the highest `seq` per
+/// path); the toolmark trusts only what opens from `sealed`, and drops a record
+/// whose path or seq disagree with it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScopeRecord {
+    /// The scope's dotted path (`"admin"`, `"billing.cards"`).
+    pub path: String,
+    /// Its sequence number, from [`ConfirmStore::next_scope_seq`]: the highest wins.
+    pub seq: u64,
+    /// The state (path, seq, `when`), sealed and bound to the path.
+    pub sealed: String,
 }
 
 /// The most remembered decisions a store keeps (as a toolmark keeps in itself).
