@@ -88,9 +88,9 @@ pub(crate) struct ScopeSync {
     bus: Mutex<Option<broadcast::Receiver<String>>>,
     /// One flush or read at a time (the task's and `sync_now`'s).
     busy: tokio::sync::Mutex<()>,
-    /// Whether the last exchange with the store worked (a failure to read is
-    /// reported once per outage).
-    healthy: AtomicBool,
+    /// Whether the last read of the store worked (a failure to read is reported
+    /// once per outage).
+    read_ok: AtomicBool,
 }
 
 impl ScopeSync {
@@ -103,7 +103,7 @@ impl ScopeSync {
             wake: Arc::new(Notify::new()),
             bus: Mutex::new(Some(store.subscribe())),
             busy: tokio::sync::Mutex::new(()),
-            healthy: AtomicBool::new(true),
+            read_ok: AtomicBool::new(true),
         }
     }
 
@@ -191,9 +191,8 @@ impl ScopeSync {
     }
 
     fn failed(&self, inner: &Inner, scope: Option<&str>, e: &StoreError) {
-        let was_healthy = self.healthy.swap(false, Ordering::AcqRel);
         tracing::warn!(target: "toolmark", scope = scope.unwrap_or(""), error = %e, "a shared scope state could not go through the confirmation store");
-        if scope.is_some() || was_healthy {
+        if scope.is_some() || self.read_ok.swap(false, Ordering::AcqRel) {
             inner.emit(|| Event::ScopeSyncFailed {
                 scope: scope.map(str::to_owned),
                 reason: e.to_string(),
@@ -220,16 +219,12 @@ impl ScopeSync {
         sealer: &Sealer,
     ) -> Result<(), StoreError> {
         let _busy = self.busy.lock().await;
-        let read = self.read(inner, store, sealer).await;
-        if let Err(e) = &read {
-            self.failed(inner, None, e);
-            return read;
+        if let Err(e) = self.read(inner, store, sealer).await {
+            self.failed(inner, None, &e);
+            return Err(e);
         }
-        let sent = self.flush(inner, store, sealer).await;
-        if sent.is_ok() {
-            self.healthy.store(true, Ordering::Release);
-        }
-        sent
+        self.read_ok.store(true, Ordering::Release);
+        self.flush(inner, store, sealer).await
     }
 
     async fn read(
@@ -263,9 +258,8 @@ impl ScopeSync {
 
     async fn flush_now(&self, inner: &Inner, store: &dyn ConfirmStore, sealer: &Sealer) {
         let _busy = self.busy.lock().await;
-        if self.flush(inner, store, sealer).await.is_ok() {
-            self.healthy.store(true, Ordering::Release);
-        }
+        // A failure is reported (an event per scope) and the change stays unsent.
+        let _ = self.flush(inner, store, sealer).await;
     }
 
     /// Send every change made here (the last one per path); one superseded by a
