@@ -62,19 +62,26 @@
 //! all; [`For::Session`](crate::policy::For::Session) ones stay in each process
 //! (see [`policy`](crate::policy#across-instances)).
 //!
+//! And it keeps the `when` flag of the scopes declared with
+//! [`ToolmarkBuilder::share_scope`](crate::ToolmarkBuilder::share_scope), so a scope
+//! shown or hidden on one instance is shown or hidden on all (see
+//! [`scope`](crate::scope#shared-across-instances)).
+//!
 //! # One seal
 //!
 //! **Everything a store holds or publishes is sealed as a whole** with AES-256-GCM
 //! under the app's 32-byte key: each confirmation record (what the approver is
 //! shown, the real input, the policy context, the form version, the registration
 //! it belongs to, its expiry), the tombstone a used one leaves, each remembered
-//! decision, each bridge message. The associated data of every seal names the
-//! format version, what it is (a record, a decision, a bridge message) and the key
-//! it is stored under (the confirm id; `{caller}:{tool}` for a decision), so a
-//! sealed value opens only where it was written. Nothing read back is trusted
-//! unless it opens: a record that does not is refused (`confirmation_expired`,
-//! "failed its integrity check") and never runs; a decision that does not answers
-//! nothing; a bridge message that does not is dropped.
+//! decision, each bridge message, each shared scope's state (its path, number and
+//! `when` flag). The associated data of every seal names the format version, what
+//! it is (a record, a decision, a bridge message, a scope state) and the key it is
+//! stored under (the confirm id; `{caller}:{tool}` for a decision; `scope:{path}`
+//! for a scope state), so a sealed value opens only where it was written. Nothing
+//! read back is trusted unless it opens: a record that does not is refused
+//! (`confirmation_expired`, "failed its integrity check") and never runs; a
+//! decision that does not answers nothing; a bridge message or a scope state that
+//! does not is dropped.
 //!
 //! A record keeps three fields outside the seal, for the store alone: its seq
 //! (order), caller (per-caller caps) and expiry (sweeps). They are hints: the
@@ -109,7 +116,12 @@
 //!   refuses it as well), a bridge message (each id is delivered once) or a
 //!   remembered decision onto another tool or caller; and never **widen** a decision
 //!   (it covers its tool, caller and effect, and an approval only while the tool
-//!   has no sensitive paths).
+//!   has no sensitive paths). For a shared scope: never forge a state, move one
+//!   onto another scope or change its number, and never bring an older one back
+//!   on a running instance (it applies only a number above the one it knows, and
+//!   puts the newest it knows back into the store); writing a state's number hint
+//!   very high (or deleting states) can keep later changes out of the store, so
+//!   that an instance started since does not see them (availability, below).
 //!
 //! What is **not** guaranteed:
 //!
