@@ -117,6 +117,15 @@ async fn memory_a_scope_hidden_on_one_instance_is_gone_from_the_others_next_list
     b.scope_at("billing").set_when(true);
     until("A shows billing", || shows(&a, BILLING)).await;
 
+    // Setting the state every instance already has sends nothing.
+    let seq = |store: MemoryStore| async move {
+        store.scopes().await.unwrap().iter().map(|r| r.seq).max()
+    };
+    let before = seq(store.clone()).await;
+    a.scope_at("billing").set_when(true);
+    a.sync_scopes().await.unwrap();
+    assert_eq!(seq(store.clone()).await, before);
+
     // A burst on one instance ends where it ended there, on every instance.
     for i in 0..7 {
         a.scope_at("admin").set_when(i % 2 == 0);
@@ -406,6 +415,7 @@ async fn memory_an_outage_keeps_each_instance_on_its_last_state_then_the_change_
     // stored meanwhile.
     fa.set_down(true);
     a.scope_at("admin").set_when(true);
+    b.scope_at("admin").set_when(true);
     b.scope_at("admin").set_when(false);
     b.sync_scopes().await.unwrap();
     fa.set_down(false);

@@ -427,8 +427,7 @@ impl Scope {
         if let Some(shared) = &inner.shared {
             if let Some(sync) = &shared.scopes {
                 if sync.is_shared(&self.node.path) && !self.node.is_disposed() {
-                    // Sent even when unchanged here: another instance may differ.
-                    sync.changed(&self.node.path, when);
+                    sync.changed(&self.node.path, when, old != when);
                     shared.start(&inner);
                 }
             }

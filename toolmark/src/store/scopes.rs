@@ -116,9 +116,15 @@ impl ScopeSync {
         lock(&self.known).get(path).map(|k| k.when)
     }
 
-    /// `set_when` changed a shared scope here: send it (in the background).
-    pub(crate) fn changed(&self, path: &str, when: bool) {
-        let after = lock(&self.known).get(path).map_or(0, |k| k.seq);
+    /// `set_when` was called on a shared scope here (`changed`: its flag moved):
+    /// send it (in the background), unless it changed nothing anywhere.
+    pub(crate) fn changed(&self, path: &str, when: bool, changed: bool) {
+        let (after, same) = lock(&self.known)
+            .get(path)
+            .map_or((0, false), |k| (k.seq, k.when == when));
+        if !changed && same && !lock(&self.unsent).contains_key(path) {
+            return;
+        }
         let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
         lock(&self.unsent).insert(
             path.to_owned(),
