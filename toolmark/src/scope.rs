@@ -80,7 +80,8 @@
 //!   they read the store again (every two seconds, and on
 //!   [`Toolmark::sync_scopes`](crate::Toolmark::sync_scopes)). Applying a change
 //!   is a `set_when` there: the manifest version moves, [`Event::ManifestChanged`]
-//!   is emitted, and MCP sessions get `tools/list_changed`.
+//!   is emitted, and MCP clients get `notifications/tools/list_changed` (2025-11-25
+//!   sessions, and 2026-07-28 clients listening with `subscriptions/listen`).
 //! - **An instance that starts late** reads the current states when it starts
 //!   (await [`Toolmark::sync_scopes`](crate::Toolmark::sync_scopes) before serving
 //!   so its first list already agrees); a shared scope created later (by a

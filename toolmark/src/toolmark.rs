@@ -378,8 +378,8 @@ impl ToolmarkBuilder {
     /// on the same [`confirm_store`](Self::confirm_store): a
     /// [`set_when`](crate::Scope::set_when) on one instance (by the app, or by a
     /// tool through [`ToolContext::scope_at`](crate::ToolContext::scope_at)) is
-    /// what every instance's next listing shows, and their MCP sessions get
-    /// `tools/list_changed`. An instance that starts later starts with the current
+    /// what every instance's next listing shows, and their MCP clients get
+    /// `notifications/tools/list_changed`. An instance that starts later starts with the current
     /// state. Disposal stays local to each instance. See
     /// [`scope`](crate::scope#shared-across-instances) for the guarantees.
     ///
