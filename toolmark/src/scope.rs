@@ -416,7 +416,7 @@ impl Scope {
     /// For a scope shared with
     /// [`ToolmarkBuilder::share_scope`](crate::ToolmarkBuilder::share_scope), this
     /// instance shows the change at once and sends it to the others in the
-    /// background (see [Shared across instances](self#shared-across-instances)).
+    /// background (see [Shared across instances](crate::scope#shared-across-instances)).
     pub fn set_when(&self, when: bool) {
         let old = self.node.swap_when(when);
         let Some(inner) = self.tm.upgrade() else {

@@ -379,9 +379,10 @@ impl ToolmarkBuilder {
     /// [`set_when`](crate::Scope::set_when) on one instance (by the app, or by a
     /// tool through [`ToolContext::scope_at`](crate::ToolContext::scope_at)) is
     /// what every instance's next listing shows, and their MCP clients get
-    /// `notifications/tools/list_changed`. An instance that starts later starts with the current
-    /// state. Disposal stays local to each instance. See
-    /// [`scope`](crate::scope#shared-across-instances) for the guarantees.
+    /// `notifications/tools/list_changed`. An instance that starts later starts
+    /// with the current state. Disposal stays local to each instance. See
+    /// [`scope`](crate::scope#shared-across-instances) for an example and the
+    /// guarantees.
     ///
     /// [`build`](Self::build) fails `invalid_option` when the path is not a scope
     /// path, or when no store that keeps scope states (`MemoryStore`,
