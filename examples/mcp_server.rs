@@ -23,11 +23,12 @@
 //!   minutes; the tests shorten it to see one expire).
 //! - `--redis URL` (needs the `redis` feature): pending confirmations in a
 //!   shared `RedisStore`, sealed with the 32-byte key in `TOOLMARK_SEAL_KEY` (64
-//!   hex digits, the same on every instance), and the admin flag shared by pub/sub:
-//!   run three of these on three ports behind any load balancer and a client may
-//!   reach any of them on each request. Tasks' states are kept there too, so any
-//!   instance answers `tasks/get`. `--redis-prefix P` names its keys (default
-//!   `toolmark:`).
+//!   hex digits, the same on every instance), and the `admin` scope shared
+//!   through it (`ToolmarkBuilder::share_scope`: admin mode turned on through
+//!   one instance shows the admin tools on all of them): run three of these on
+//!   three ports behind any load balancer and a client may reach any of them on
+//!   each request. Tasks' states are kept there too, so any instance answers
+//!   `tasks/get`. `--redis-prefix P` names its keys (default `toolmark:`).
 //!
 //! Tools: `notes.list` (read), `notes.add` (write), `notes.purge` (destructive),
 //! `pay.send` (consequential, its `card` sensitive), `slow.count` (a long call
@@ -38,30 +39,17 @@
 //! `ConfirmQueue` in front of its user instead.
 
 use std::sync::Mutex;
-#[cfg(feature = "redis")]
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use toolmark::mcp::{ApprovalPage, Elicitation, McpServer};
 use toolmark::{
-    tool, ConfirmRequest, Decision, Scope, ScopeOptions, State, ToolContext, ToolError, Toolmark,
+    tool, ConfirmRequest, Decision, ScopeOptions, State, ToolContext, ToolError, Toolmark,
 };
 
 #[derive(Default)]
 struct Notes {
     items: Mutex<Vec<String>>,
 }
-
-/// With `--redis`, the connection that tells the other instances when
-/// `settings.admin_mode` shows or hides the `admin` scope.
-#[derive(Default)]
-struct Admin {
-    #[cfg(feature = "redis")]
-    publisher: OnceLock<(redis::aio::MultiplexedConnection, String)>,
-}
-
-#[cfg(feature = "redis")]
-const ADMIN_CHANNEL: &str = "notes:admin";
 
 /// List the notes.
 #[tool(scope = "notes", read_only, title = "List notes")]
@@ -134,22 +122,12 @@ async fn count(ctx: ToolContext, to: u64) -> Result<u64, ToolError> {
     Ok(to)
 }
 
-/// Turn admin mode on or off (shows or hides the admin tools).
+/// Turn admin mode on or off (shows or hides the admin tools; with `--redis`,
+/// on every instance).
 #[tool(scope = "settings")]
-async fn admin_mode(on: bool, ctx: ToolContext, admin: State<Admin>) -> bool {
+async fn admin_mode(on: bool, ctx: ToolContext) -> bool {
     if let Some(scope) = ctx.scope_at("admin") {
         scope.set_when(on);
-    }
-    #[cfg(not(feature = "redis"))]
-    let _ = admin;
-    #[cfg(feature = "redis")]
-    if let Some((conn, channel)) = admin.publisher.get() {
-        let mut conn = conn.clone();
-        let _: Result<i64, _> = redis::cmd("PUBLISH")
-            .arg(channel)
-            .arg(if on { "on" } else { "off" })
-            .query_async(&mut conn)
-            .await;
     }
     on
 }
@@ -243,7 +221,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let redis_url = flag(&args, "--redis");
     let mut builder = Toolmark::builder()
         .state(Notes::default())
-        .state(Admin::default())
         .scope_at("admin", ScopeOptions::hidden()) // shown by settings.admin_mode
         .confirm_handler(confirm);
     if let Some(ms) = flag(&args, "--confirm-expiry-ms") {
@@ -255,9 +232,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let tm = builder.build()?;
     tm.register_collected()?;
-    if let (Some(url), Some(state)) = (&redis_url, tm.state::<Admin>()) {
-        share_admin_flag(url, &prefix, tm.scope_at("admin"), state).await?;
-    }
+    // With --redis, start with the admin flag the other instances agreed on.
+    tm.sync_scopes().await?;
 
     let mut server = McpServer::new(tm).server_info("toolmark-notes", env!("CARGO_PKG_VERSION"));
     if args.iter().any(|a| a == "--confirm-by-elicitation") {
@@ -307,7 +283,11 @@ async fn with_redis(
 ) -> Result<toolmark::ToolmarkBuilder, Box<dyn std::error::Error>> {
     let options = toolmark::store::RedisStoreOptions::default().prefix(prefix);
     let store = toolmark::store::RedisStore::connect_with(url, options).await?;
-    Ok(builder.confirm_store(store).seal_key(seal_key()?))
+    Ok(builder
+        .confirm_store(store)
+        .seal_key(seal_key()?)
+        // Admin mode turned on through any instance shows the admin tools on all.
+        .share_scope("admin"))
 }
 
 /// Tasks' states in the same Redis, so any instance answers `tasks/get`.
@@ -322,34 +302,6 @@ async fn shared_tasks(
         .await?
         .prefix(format!("{prefix}mcp:"));
     Ok(server.tasks(TaskOptions::new().store(store)))
-}
-
-/// The admin flag is app state: with several instances, `settings.admin_mode`
-/// publishes it and every instance shows or hides its `admin` scope, so the
-/// next tools/list on any of them agrees.
-#[cfg(feature = "redis")]
-async fn share_admin_flag(
-    url: &str,
-    prefix: &str,
-    admin: Scope,
-    state: std::sync::Arc<Admin>,
-) -> Result<(), Box<dyn std::error::Error>> {
-    use futures_util::StreamExt;
-    let client = redis::Client::open(url)?;
-    let mut sub = client.get_async_pubsub().await?;
-    let channel = format!("{prefix}{ADMIN_CHANNEL}");
-    sub.subscribe(&channel).await?;
-    let publisher = client.get_multiplexed_async_connection().await?;
-    let _ = state.publisher.set((publisher, channel));
-    tokio::spawn(async move {
-        let mut messages = sub.into_on_message();
-        while let Some(m) = messages.next().await {
-            if let Ok(text) = m.get_payload::<String>() {
-                admin.set_when(text == "on");
-            }
-        }
-    });
-    Ok(())
 }
 
 #[cfg(not(feature = "redis"))]
@@ -369,14 +321,4 @@ async fn shared_tasks(
     _prefix: &str,
 ) -> Result<McpServer, Box<dyn std::error::Error>> {
     Ok(server)
-}
-
-#[cfg(not(feature = "redis"))]
-async fn share_admin_flag(
-    _url: &str,
-    _prefix: &str,
-    _admin: Scope,
-    _state: std::sync::Arc<Admin>,
-) -> Result<(), Box<dyn std::error::Error>> {
-    Ok(())
 }

@@ -14,7 +14,7 @@ use toolmark::{Caller, Decision, RefusalCode, Toolmark};
 
 use crate::*;
 
-struct Server {
+pub(crate) struct Server {
     child: Child,
 }
 
@@ -28,12 +28,12 @@ impl Drop for Server {
 /// One fault test at a time: each stops and restarts a redis-server on its own port,
 /// and a port one test just freed must not be handed to another test's server
 /// (the restart would then find the port taken and talk to the other's data).
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+pub(crate) static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Start a redis-server on `port` keeping its data in `dir`, and wait until it
 /// answers; a server that exits instead (the port is taken) fails the test, so a
 /// test never talks to a server that is not its own.
-async fn start(port: u16, dir: &std::path::Path) -> Server {
+pub(crate) async fn start(port: u16, dir: &std::path::Path) -> Server {
     let mut server = spawn(port, dir);
     until_listening(port).await;
     if let Ok(Some(status)) = server.child.try_wait() {
@@ -88,7 +88,7 @@ async fn until_listening(port: u16) {
 
 /// A free loopback port below Linux's ephemeral range (32768–60999), so that no
 /// outgoing connection of this process takes it while its server is stopped.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     use std::hash::{BuildHasher, RandomState};
     let seed = RandomState::new().hash_one(std::process::id());
     (0..2_000u64)

@@ -9,6 +9,7 @@
 mod faults;
 mod instances;
 mod rules;
+mod scopes_shared;
 mod secrets;
 mod tamper;
 

@@ -189,6 +189,17 @@ pub enum Event {
         /// Abandoned sync runs of this toolmark still on a thread, this one included.
         abandoned: usize,
     },
+    /// A shared scope's state could not go through the confirmation store
+    /// ([`ToolmarkBuilder::share_scope`](crate::ToolmarkBuilder::share_scope)).
+    /// This instance keeps its last known states and its own changes, and sends
+    /// them once the store answers.
+    ScopeSyncFailed {
+        /// The scope whose change here did not reach the other instances, or
+        /// `None` when reading theirs failed (reported once per outage).
+        scope: Option<String>,
+        /// What failed.
+        reason: String,
+    },
 }
 
 impl Event {
@@ -210,6 +221,7 @@ impl Event {
             Event::CtxConfirmUnavailable { .. } => "ctx_confirm_unavailable",
             Event::ToolAbandoned { .. } => "tool_abandoned",
             Event::SyncRunAbandoned { .. } => "sync_run_abandoned",
+            Event::ScopeSyncFailed { .. } => "scope_sync_failed",
         }
     }
 

@@ -22,6 +22,98 @@
 //! - Each scope (transparent ones too) has its own queue: calls run one at a time
 //!   in arrival order; separate scopes run in parallel. Unscoped tools share the
 //!   root queue.
+//!
+//! # Shared across instances
+//!
+//! A scope's `when` flag lives in each [`Toolmark`](crate::Toolmark). When the app
+//! runs as several instances (behind a load balancer, on one `RedisStore`), a scope
+//! shown on one of them should be shown on all, or a client's next `tools/list`
+//! depends on which instance answers it. Declare such a scope on the builder with
+//! [`ToolmarkBuilder::share_scope`](crate::ToolmarkBuilder::share_scope): its
+//! `when` flag then goes through the app's
+//! [`confirm_store`](crate::ToolmarkBuilder::confirm_store) (a
+//! [`MemoryStore`](crate::store::MemoryStore) for toolmarks of one process, a
+//! `RedisStore` across processes).
+//!
+//! ```
+//! use serde_json::json;
+//! use toolmark::store::MemoryStore;
+//! use toolmark::{Caller, ScopeOptions, ToolError, ToolSpec, Toolmark};
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let store = MemoryStore::new(); // a RedisStore across processes
+//! let instance = || {
+//!     let tm = Toolmark::builder()
+//!         .confirm_store(store.clone())
+//!         .seal_key([7; 32]) // the same on every instance
+//!         .scope_at("admin", ScopeOptions::hidden())
+//!         .share_scope("admin")
+//!         .build()
+//!         .unwrap();
+//!     tm.scope_at("admin")
+//!         .register(
+//!             ToolSpec::new("stats", "Usage statistics")
+//!                 .handler(|_ctx, _input| async { Ok::<_, ToolError>(json!(3)) }),
+//!         )
+//!         .unwrap();
+//!     tm
+//! };
+//! let (a, b) = (instance(), instance());
+//!
+//! a.scope_at("admin").set_when(true); // shown here at once
+//! a.sync_scopes().await.unwrap(); // sent (this also happens on its own)
+//! b.sync_scopes().await.unwrap(); // read (or heard on the store's bus)
+//! assert!(b.manifest(Caller::Mcp).iter().any(|t| t.name == "admin.stats"));
+//!
+//! // An instance that starts later starts with the current state.
+//! let c = instance();
+//! c.sync_scopes().await.unwrap();
+//! assert!(c.scope_at("admin").when());
+//! # }
+//! ```
+//!
+//! - **Every instance agrees on the newest change.** Each change is numbered by
+//!   the store (one counter for all instances) and the highest number wins on
+//!   every instance, whatever order the changes arrive in. The instance that
+//!   changed the flag shows it at once; the others apply it when the store's bus
+//!   brings it (at once on Redis pub/sub) and, for anything the bus missed, when
+//!   they read the store again (every two seconds, and on
+//!   [`Toolmark::sync_scopes`](crate::Toolmark::sync_scopes)). Applying a change
+//!   is a `set_when` there: the manifest version moves, [`Event::ManifestChanged`]
+//!   is emitted, and MCP clients get `notifications/tools/list_changed` (2025-11-25
+//!   sessions, and 2026-07-28 clients listening with `subscriptions/listen`).
+//! - **An instance that starts late** reads the current states when it starts
+//!   (await [`Toolmark::sync_scopes`](crate::Toolmark::sync_scopes) before serving
+//!   so its first list already agrees); a shared scope created later (by a
+//!   registration, [`Toolmark::scope_at`](crate::Toolmark::scope_at), or again
+//!   after a disposal) starts with the newest state known, not its declared one.
+//! - **Sealed like everything in the store.** Each state (path, number, `when`)
+//!   is sealed whole under the app's seal key and bound to its path. Someone who
+//!   can write to the store but lacks the key cannot forge a state, move one onto
+//!   another scope, change its number, or bring an older one back on a running
+//!   instance (a replayed or reordered message changes nothing: its number is not
+//!   above the one the instance knows). They can delete states or keep changes
+//!   from the other instances (as with any write access to the store); a running
+//!   instance puts the newest state it knows back into a store that lost it. An
+//!   instance that starts while the store holds an older state someone put back
+//!   shows that one until a running instance puts the newest back (two seconds at
+//!   most while one runs).
+//! - **When the store cannot be reached**, each instance keeps its last known
+//!   states, a change made on one of them shows there only, and
+//!   [`Event::ScopeSyncFailed`] is emitted (for each change not sent, and once
+//!   per outage for reading). Once the store answers, the instance sends its
+//!   change (unless another instance's newer change reached the store first, which
+//!   then wins) and reads the others'. Nothing panics and no call waits for the
+//!   store.
+//! - **Disposal stays local.** [`Scope::dispose`] (and a [`ScopeGuard`]) remove
+//!   the scope's tools on this instance only: which tools an instance registers is
+//!   its own code's business. A scope disposed and created again starts with the
+//!   shared state.
+//! - Only the `when` flag of the declared path is shared: a descendant's own flag
+//!   stays local unless it is declared too (a hidden ancestor hides it anyway).
+//!
+//! [`Event::ManifestChanged`]: crate::Event::ManifestChanged
+//! [`Event::ScopeSyncFailed`]: crate::Event::ScopeSyncFailed
 
 use std::collections::HashMap;
 use std::fmt;
@@ -205,6 +297,11 @@ impl ScopeNode {
         self.when.load(Ordering::Acquire)
     }
 
+    /// Set the `when` flag; the old one.
+    pub(crate) fn swap_when(&self, when: bool) -> bool {
+        self.when.swap(when, Ordering::AcqRel)
+    }
+
     /// Visible: this scope and every ancestor have `when: true` and are not disposed.
     /// Whether this scope or a descendant holds a registered tool.
     pub(crate) fn has_tools(&self) -> bool {
@@ -272,7 +369,9 @@ impl Scope {
     /// the default ones; an existing one is returned unchanged.
     pub fn scope(&self, name: &str) -> Scope {
         let tm = &self.tm;
-        let node = self.node.child(name, |path| declared_options(tm, path));
+        let node = self.node.child(name, |path| {
+            shared_options(tm, path, declared_options(tm, path))
+        });
         Scope {
             node,
             tm: self.tm.clone(),
@@ -282,7 +381,10 @@ impl Scope {
     /// The child scope `name`, created with `options` if it does not exist (an
     /// existing scope is returned unchanged: options apply at creation).
     pub fn scope_with(&self, name: &str, options: ScopeOptions) -> Scope {
-        let node = self.node.child(name, |_| options);
+        let tm = &self.tm;
+        let node = self
+            .node
+            .child(name, |path| shared_options(tm, path, options));
         Scope {
             node,
             tm: self.tm.clone(),
@@ -310,11 +412,25 @@ impl Scope {
     }
 
     /// Show (`true`) or hide (`false`) this scope's tools and its descendants'.
+    ///
+    /// For a scope shared with
+    /// [`ToolmarkBuilder::share_scope`](crate::ToolmarkBuilder::share_scope), this
+    /// instance shows the change at once and sends it to the others in the
+    /// background (see [Shared across instances](crate::scope#shared-across-instances)).
     pub fn set_when(&self, when: bool) {
-        let old = self.node.when.swap(when, Ordering::AcqRel);
+        let old = self.node.swap_when(when);
+        let Some(inner) = self.tm.upgrade() else {
+            return;
+        };
         if old != when {
-            if let Some(inner) = self.tm.upgrade() {
-                inner.scope_changed(&self.node);
+            inner.scope_changed(&self.node);
+        }
+        if let Some(shared) = &inner.shared {
+            if let Some(sync) = &shared.scopes {
+                if sync.is_shared(&self.node.path) && !self.node.is_disposed() {
+                    sync.changed(&self.node.path, when, old != when);
+                    shared.start(&inner);
+                }
             }
         }
     }
@@ -385,6 +501,19 @@ fn declared_options(tm: &Weak<Inner>, path: &str) -> ScopeOptions {
     tm.upgrade()
         .and_then(|inner| inner.config.scopes.get(path).copied())
         .unwrap_or_default()
+}
+
+/// `options`, with the `when` of the newest state known when the scope at `path`
+/// is shared across instances.
+fn shared_options(tm: &Weak<Inner>, path: &str, options: ScopeOptions) -> ScopeOptions {
+    let when = tm.upgrade().and_then(|inner| {
+        let sync = inner.shared.as_ref()?.scopes.as_ref()?;
+        sync.known_when(path)
+    });
+    match when {
+        Some(when) => ScopeOptions { when, ..options },
+        None => options,
+    }
 }
 
 /// Checks a dotted scope path (`"billing.cards"`): every segment a name segment.

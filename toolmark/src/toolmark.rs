@@ -60,6 +60,9 @@ pub(crate) struct Config {
     /// The options declared for scopes by path (`ToolmarkBuilder::scope_at`),
     /// applied whenever such a scope is created.
     pub(crate) scopes: HashMap<String, ScopeOptions>,
+    /// The scopes whose `when` flag is shared through the store
+    /// (`ToolmarkBuilder::share_scope`).
+    pub(crate) shared_scopes: std::collections::HashSet<String>,
     /// Whether a calling client's own decision may be remembered for its session.
     pub(crate) client_session_decisions: bool,
 }
@@ -371,6 +374,24 @@ impl ToolmarkBuilder {
         self
     }
 
+    /// Share the `when` flag of the scope at a dotted `path` with every instance
+    /// on the same [`confirm_store`](Self::confirm_store): a
+    /// [`set_when`](crate::Scope::set_when) on one instance (by the app, or by a
+    /// tool through [`ToolContext::scope_at`](crate::ToolContext::scope_at)) is
+    /// what every instance's next listing shows, and their MCP clients get
+    /// `notifications/tools/list_changed`. An instance that starts later starts
+    /// with the current state. Disposal stays local to each instance. See
+    /// [`scope`](crate::scope#shared-across-instances) for an example and the
+    /// guarantees.
+    ///
+    /// [`build`](Self::build) fails `invalid_option` when the path is not a scope
+    /// path, or when no store that keeps scope states (`MemoryStore`,
+    /// `RedisStore`) was set.
+    pub fn share_scope(mut self, path: &str) -> Self {
+        self.config.shared_scopes.insert(path.to_owned());
+        self
+    }
+
     /// Build the toolmark. Fails with `invalid_confirm_mode` when a fixed caller's
     /// mode was set, or `invalid_option` for an option that cannot work.
     pub fn build(self) -> Result<Toolmark, ConfigError> {
@@ -419,6 +440,26 @@ impl ToolmarkBuilder {
         {
             return Err(invalid("scope_at", &reason));
         }
+        if let Some(reason) = self
+            .config
+            .shared_scopes
+            .iter()
+            .find_map(|path| crate::scope::check_path(path).err())
+        {
+            return Err(invalid("share_scope", &reason));
+        }
+        if !self.config.shared_scopes.is_empty()
+            && !self
+                .config
+                .store
+                .as_ref()
+                .is_some_and(|store| store.keeps_scopes())
+        {
+            return Err(invalid(
+                "share_scope",
+                "a shared scope needs a confirm_store that keeps scope states (MemoryStore, RedisStore)",
+            ));
+        }
         if let Some(Err(reason)) = self.config.policy.as_ref().map(|p| p.check()) {
             return Err(ConfigError::InvalidOption {
                 option: "policy",
@@ -428,12 +469,13 @@ impl ToolmarkBuilder {
         if self.config.scrub_panics {
             crate::call::install_panic_hook();
         }
+        let shared_scopes = self.config.shared_scopes.clone();
         let shared = self
             .config
             .store
             .clone()
             .zip(sealer)
-            .map(|(store, sealer)| crate::store::flow::Shared::new(store, sealer));
+            .map(|(store, sealer)| crate::store::flow::Shared::new(store, sealer, shared_scopes));
         let (events, _) = broadcast::channel(self.event_capacity);
         let tm = Toolmark {
             inner: Arc::new(Inner {
@@ -593,6 +635,7 @@ impl Toolmark {
                 policy: None,
                 client_confirms: crate::CallerSet::EMPTY,
                 scopes: HashMap::new(),
+                shared_scopes: std::collections::HashSet::new(),
                 client_session_decisions: false,
             },
             mode_errors: Vec::new(),
@@ -694,6 +737,26 @@ impl Toolmark {
                 .arguments(&input, entry.keys.as_deref())
                 .into_inner(),
         )
+    }
+
+    /// Bring the scopes shared with
+    /// [`ToolmarkBuilder::share_scope`] up to date now: read every instance's
+    /// states from the store and send the changes made here that are not in it
+    /// yet. This happens on its own in the background (at start, on every change,
+    /// and every two seconds); await it where the next listing must already agree,
+    /// such as before serving. `Ok` at once when no scope is shared; `Err`
+    /// (`unavailable`) when the store cannot be reached: this instance keeps its
+    /// last known states and sends its changes once the store answers.
+    pub async fn sync_scopes(&self) -> Result<(), crate::store::StoreError> {
+        let Some(shared) = self.inner.shared.as_ref() else {
+            return Ok(());
+        };
+        let Some(sync) = shared.scopes.as_ref() else {
+            return Ok(());
+        };
+        shared.start(&self.inner);
+        sync.sync_now(&self.inner, &*shared.store, shared.sealer())
+            .await
     }
 
     /// Subscribe to [`Event`]s (a broadcast: a lagging subscriber loses the oldest).

@@ -72,6 +72,9 @@ pub(crate) struct Shared {
     /// by the toolmark's clock): a record written back under one is refused, and a
     /// bridge message about one is delivered once.
     used: std::sync::Mutex<HashMap<String, u64>>,
+    /// The scopes whose `when` flag is shared through the store
+    /// (`ToolmarkBuilder::share_scope`), when any.
+    pub(crate) scopes: Option<super::scopes::ScopeSync>,
 }
 
 impl Drop for Shared {
@@ -205,9 +208,16 @@ fn ms_to_time(ms: u64) -> SystemTime {
 }
 
 impl Shared {
-    pub(crate) fn new(store: Arc<dyn ConfirmStore>, sealer: Sealer) -> Self {
+    pub(crate) fn new(
+        store: Arc<dyn ConfirmStore>,
+        sealer: Sealer,
+        shared_scopes: std::collections::HashSet<String>,
+    ) -> Self {
         let rx = store.subscribe();
+        let scopes = (!shared_scopes.is_empty())
+            .then(|| super::scopes::ScopeSync::new(shared_scopes, &*store));
         Shared {
+            scopes,
             store,
             sealer,
             origin: new_confirm_id(),
@@ -248,6 +258,13 @@ impl Shared {
             handle.spawn(listen(
                 Arc::downgrade(inner),
                 rx,
+                stop.clone(),
+                shutdown.clone(),
+            ));
+        }
+        if self.scopes.is_some() {
+            handle.spawn(super::scopes::run(
+                Arc::downgrade(inner),
                 stop.clone(),
                 shutdown.clone(),
             ));

@@ -8,8 +8,8 @@ use futures_util::future::BoxFuture;
 use tokio::sync::broadcast;
 
 use super::{
-    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, DecisionRecord, Evicted, StoreError,
-    MAX_REMEMBERED,
+    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, DecisionRecord, Evicted, ScopeRecord,
+    StoreError, MAX_REMEMBERED,
 };
 use crate::sync::lock;
 use crate::Caller;
@@ -42,6 +42,10 @@ struct State {
     tombstones: HashMap<String, Tombstone>,
     /// The remembered decisions, oldest first (one per tool and caller).
     remembered: VecDeque<DecisionRecord>,
+    /// The last scope sequence number handed out.
+    scope_seq: u64,
+    /// The shared scope states, by path.
+    scopes: HashMap<String, ScopeRecord>,
 }
 
 struct Tombstone {
@@ -315,6 +319,33 @@ impl ConfirmStore for MemoryStore {
         state.remembered.retain(|r| r.id != id);
         let gone = state.remembered.len() != before;
         Box::pin(std::future::ready(Ok(gone)))
+    }
+
+    fn keeps_scopes(&self) -> bool {
+        true
+    }
+
+    fn next_scope_seq(&self, at_least: u64) -> BoxFuture<'_, Result<u64, StoreError>> {
+        let mut state = lock(&self.inner);
+        state.scope_seq = state.scope_seq.max(at_least).saturating_add(1);
+        Box::pin(std::future::ready(Ok(state.scope_seq)))
+    }
+
+    fn put_scope(&self, record: ScopeRecord) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let mut state = lock(&self.inner);
+        let newer = state
+            .scopes
+            .get(&record.path)
+            .is_none_or(|kept| kept.seq < record.seq);
+        if newer {
+            state.scopes.insert(record.path.clone(), record);
+        }
+        Box::pin(std::future::ready(Ok(newer)))
+    }
+
+    fn scopes(&self) -> BoxFuture<'_, Result<Vec<ScopeRecord>, StoreError>> {
+        let all = lock(&self.inner).scopes.values().cloned().collect();
+        Box::pin(std::future::ready(Ok(all)))
     }
 }
 

@@ -62,19 +62,26 @@
 //! all; [`For::Session`](crate::policy::For::Session) ones stay in each process
 //! (see [`policy`](crate::policy#across-instances)).
 //!
+//! And it keeps the `when` flag of the scopes declared with
+//! [`ToolmarkBuilder::share_scope`](crate::ToolmarkBuilder::share_scope), so a scope
+//! shown or hidden on one instance is shown or hidden on all (see
+//! [`scope`](crate::scope#shared-across-instances)).
+//!
 //! # One seal
 //!
 //! **Everything a store holds or publishes is sealed as a whole** with AES-256-GCM
 //! under the app's 32-byte key: each confirmation record (what the approver is
 //! shown, the real input, the policy context, the form version, the registration
 //! it belongs to, its expiry), the tombstone a used one leaves, each remembered
-//! decision, each bridge message. The associated data of every seal names the
-//! format version, what it is (a record, a decision, a bridge message) and the key
-//! it is stored under (the confirm id; `{caller}:{tool}` for a decision), so a
-//! sealed value opens only where it was written. Nothing read back is trusted
-//! unless it opens: a record that does not is refused (`confirmation_expired`,
-//! "failed its integrity check") and never runs; a decision that does not answers
-//! nothing; a bridge message that does not is dropped.
+//! decision, each bridge message, each shared scope's state (its path, number and
+//! `when` flag). The associated data of every seal names the format version, what
+//! it is (a record, a decision, a bridge message, a scope state) and the key it is
+//! stored under (the confirm id; `{caller}:{tool}` for a decision; `scope:{path}`
+//! for a scope state), so a sealed value opens only where it was written. Nothing
+//! read back is trusted unless it opens: a record that does not is refused
+//! (`confirmation_expired`, "failed its integrity check") and never runs; a
+//! decision that does not answers nothing; a bridge message or a scope state that
+//! does not is dropped.
 //!
 //! A record keeps three fields outside the seal, for the store alone: its seq
 //! (order), caller (per-caller caps) and expiry (sweeps). They are hints: the
@@ -109,7 +116,12 @@
 //!   refuses it as well), a bridge message (each id is delivered once) or a
 //!   remembered decision onto another tool or caller; and never **widen** a decision
 //!   (it covers its tool, caller and effect, and an approval only while the tool
-//!   has no sensitive paths).
+//!   has no sensitive paths). For a shared scope: never forge a state, move one
+//!   onto another scope or change its number, and never bring an older one back
+//!   on a running instance (it applies only a number above the one it knows, and
+//!   puts the newest it knows back into the store); writing a state's number hint
+//!   very high (or deleting states) can keep later changes out of the store, so
+//!   that an instance started since does not see them (availability, below).
 //!
 //! What is **not** guaranteed:
 //!
@@ -162,6 +174,7 @@ pub(crate) mod flow;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
+pub(crate) mod scopes;
 pub(crate) mod seal;
 
 pub use memory::MemoryStore;
@@ -396,6 +409,58 @@ pub trait ConfirmStore: Send + Sync + 'static {
 
     /// Revoke the decision `id`: whether there was one.
     fn forget<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Whether this store keeps the shared scope states of
+    /// [`ToolmarkBuilder::share_scope`](crate::ToolmarkBuilder::share_scope)
+    /// ([`next_scope_seq`](Self::next_scope_seq),
+    /// [`put_scope`](Self::put_scope), [`scopes`](Self::scopes)). Default: `false`
+    /// ([`build`](crate::ToolmarkBuilder::build) then refuses `share_scope`).
+    fn keeps_scopes(&self) -> bool {
+        false
+    }
+
+    /// The next scope sequence number: greater than every one this store handed
+    /// out before, and than `at_least` (the highest an instance has seen, so a
+    /// store that lost its data does not hand out numbers the instances already
+    /// passed). Atomic across instances: two callers never get the same one.
+    fn next_scope_seq(&self, at_least: u64) -> BoxFuture<'_, Result<u64, StoreError>> {
+        let _ = at_least;
+        Box::pin(std::future::ready(Err(no_scopes())))
+    }
+
+    /// Keep `record` as the state of the scope at `record.path`, unless the one
+    /// kept there has a `seq` as high or higher: whether it was kept.
+    fn put_scope(&self, record: ScopeRecord) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let _ = record;
+        Box::pin(std::future::ready(Err(no_scopes())))
+    }
+
+    /// Every scope state kept (one per path, in no particular order).
+    fn scopes(&self) -> BoxFuture<'_, Result<Vec<ScopeRecord>, StoreError>> {
+        Box::pin(std::future::ready(Err(no_scopes())))
+    }
+}
+
+fn no_scopes() -> StoreError {
+    StoreError::unavailable("this confirmation store keeps no scope states")
+}
+
+/// The shared state of one scope ([`ToolmarkBuilder::share_scope`](crate::ToolmarkBuilder::share_scope))
+/// as a store keeps it and its bus carries it: the scope's `when` flag sealed under
+/// the app's key with its path and sequence number.
+///
+/// `path` and `seq` are hints for the store (which keeps the highest `seq` per
+/// path); the toolmark trusts only what opens from `sealed`, and drops a record
+/// whose path or seq disagree with it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScopeRecord {
+    /// The scope's dotted path (`"admin"`, `"billing.cards"`).
+    pub path: String,
+    /// Its sequence number, from [`ConfirmStore::next_scope_seq`]: the highest wins.
+    pub seq: u64,
+    /// The state (path, seq, `when`), sealed and bound to the path.
+    pub sealed: String,
 }
 
 /// The most remembered decisions a store keeps (as a toolmark keeps in itself).

@@ -7,7 +7,9 @@
 //! id), `{p}:caller:{caller}` (per caller, seq → id), `{p}:seq` (the counter), the
 //! remembered decisions (`{p}:rem`: `{caller}:{tool}` → the sealed decision, with
 //! `{p}:rem:id`, `{p}:rem:ids`, `{p}:rem:order` and `{p}:rem:seq` to find, revoke
-//! and cap them), and the pub/sub channel `{p}:bridge` (sealed messages). Every
+//! and cap them), the shared scope states (`{p}:scopes`: path → the sealed
+//! state, `{p}:scopes:seq`: path → its seq, `{p}:scope:seq` the counter), and the
+//! pub/sub channel `{p}:bridge` (sealed messages). Every
 //! operation that reads and changes is one Lua script, so it is atomic across
 //! instances: a take gets a record once, and the caps evict the oldest across
 //! every instance's records.
@@ -20,8 +22,8 @@ use redis::{IntoConnectionInfo, ProtocolVersion, PushKind, Script, Value as RVal
 use tokio::sync::broadcast;
 
 use super::{
-    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, DecisionRecord, Evicted, StoreError,
-    MAX_REMEMBERED,
+    to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, DecisionRecord, Evicted, ScopeRecord,
+    StoreError, MAX_REMEMBERED,
 };
 use crate::Caller;
 
@@ -327,6 +329,31 @@ end
 return out
 ";
 
+/// The next scope seq: above the counter and above the caller's floor.
+const SCOPE_SEQ: &str = r"
+local p = ARGV[1]
+local floor = tonumber(ARGV[2]) or 0
+local n = redis.call('INCR', p .. ':scope:seq')
+if n <= floor then
+  n = floor + 1
+  redis.call('SET', p .. ':scope:seq', n)
+end
+return n
+";
+
+/// Keep a scope state unless the one kept under its path has a seq as high.
+const PUT_SCOPE: &str = r"
+local p = ARGV[1]
+local cur = tonumber(redis.call('HGET', p .. ':scopes:seq', ARGV[2]) or '0') or 0
+local seq = tonumber(ARGV[3]) or 0
+if seq > cur then
+  redis.call('HSET', p .. ':scopes', ARGV[2], ARGV[4])
+  redis.call('HSET', p .. ':scopes:seq', ARGV[2], ARGV[3])
+  return 1
+end
+return 0
+";
+
 fn script(body: &str) -> Script {
     Script::new(&format!("{REMOVE}\n{body}"))
 }
@@ -340,6 +367,8 @@ struct Scripts {
     remember: Script,
     forget: Script,
     remembered: Script,
+    scope_seq: Script,
+    put_scope: Script,
 }
 
 fn scripts() -> &'static Scripts {
@@ -353,6 +382,8 @@ fn scripts() -> &'static Scripts {
         remember: Script::new(&format!("{DROP}\n{REMEMBER}")),
         forget: Script::new(&format!("{DROP}\n{FORGET}")),
         remembered: Script::new(REMEMBERED),
+        scope_seq: Script::new(SCOPE_SEQ),
+        put_scope: Script::new(PUT_SCOPE),
     })
 }
 
@@ -656,6 +687,53 @@ impl ConfirmStore for RedisStore {
             inv.arg(&self.options.prefix).arg(id);
             let gone: i64 = self.run(inv).await?;
             Ok(gone == 1)
+        })
+    }
+
+    fn keeps_scopes(&self) -> bool {
+        true
+    }
+
+    fn next_scope_seq(&self, at_least: u64) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let s = &scripts().scope_seq;
+            let mut inv = s.prepare_invoke();
+            inv.arg(&self.options.prefix).arg(at_least);
+            self.run(inv).await
+        })
+    }
+
+    fn put_scope(&self, record: ScopeRecord) -> BoxFuture<'_, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(&record).map_err(|_| StoreError::Corrupt {
+                id: record.path.clone(),
+            })?;
+            let s = &scripts().put_scope;
+            let mut inv = s.prepare_invoke();
+            inv.arg(&self.options.prefix)
+                .arg(&record.path)
+                .arg(record.seq)
+                .arg(json);
+            let kept: i64 = self.run(inv).await?;
+            Ok(kept == 1)
+        })
+    }
+
+    fn scopes(&self) -> BoxFuture<'_, Result<Vec<ScopeRecord>, StoreError>> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            let mut cmd = redis::cmd("HVALS");
+            cmd.arg(format!("{}:scopes", self.options.prefix));
+            let all: Vec<String> =
+                tokio::time::timeout(self.options.timeout, cmd.query_async(&mut conn))
+                    .await
+                    .map_err(|_| unavailable("the operation timed out"))?
+                    .map_err(unavailable)?;
+            // One that cannot be read is left out (it would not open anyway).
+            Ok(all
+                .iter()
+                .filter_map(|j| serde_json::from_str(j).ok())
+                .collect())
         })
     }
 }

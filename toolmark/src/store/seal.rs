@@ -4,7 +4,8 @@
 //! is trusted unless it opens here. The MCP server's bytes go through it too: a
 //! multi round-trip request's `requestState`, an approval page's token and the
 //! decision made there, a task's state (`mcp/mrtr.rs`, `mcp/approval.rs`,
-//! `mcp/tasks.rs`), each under a purpose of its own and bound to what it belongs
+//! `mcp/tasks.rs`), and a shared scope's state (`store/scopes.rs`), each under a
+//! purpose of its own and bound to what it belongs
 //! to (for a `requestState`: the tool, the caller and the arguments,
 //! [`call_binding`]).
 //!
@@ -58,6 +59,9 @@ pub(crate) enum Purpose {
     /// A `tasks/cancel` left for the instance running the task, under
     /// `task-cancel:<task id>` and the caller.
     TaskCancel,
+    /// A shared scope's state (its path, sequence number and `when` flag), kept
+    /// in the store and carried on its bus, under `scope:<path>`.
+    ScopeState,
 }
 
 impl Purpose {
@@ -72,6 +76,7 @@ impl Purpose {
             Purpose::ApprovalDecision => "approval-decision",
             Purpose::Task => "task",
             Purpose::TaskCancel => "task-cancel",
+            Purpose::ScopeState => "scope-state",
         }
     }
 }
@@ -316,6 +321,7 @@ mod tests {
             Purpose::ApprovalDecision,
             Purpose::Task,
             Purpose::TaskCancel,
+            Purpose::ScopeState,
         ];
         let s = Sealer::new(&[7; 32]);
         for a in all {
