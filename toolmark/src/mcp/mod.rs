@@ -237,7 +237,7 @@ pub use result::{call_result, OutputShape, ERROR_META_KEY};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use tasks::RedisTaskStore;
-pub use tasks::{MemoryTaskStore, TaskOptions, TaskStore};
+pub use tasks::{MemoryTaskStore, TaskOptions, TaskStore, TaskSupport};
 
 /// The default `ttlMs` of a 2026-07-28 tools/list.
 const DEFAULT_LIST_TTL_MS: u64 = 60_000;
