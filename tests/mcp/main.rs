@@ -30,6 +30,7 @@ mod quiet_logs;
 
 mod session;
 mod stateless;
+mod tasks_ask;
 mod typescript;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

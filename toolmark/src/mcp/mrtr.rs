@@ -760,7 +760,8 @@ impl Round {
     /// call that may become a task waits for this: its later questions are
     /// the task's).
     pub(crate) fn answered_all(&self) -> bool {
-        self.next.load(std::sync::atomic::Ordering::SeqCst) >= crate::sync::lock(&self.answers).len()
+        self.next.load(std::sync::atomic::Ordering::SeqCst)
+            >= crate::sync::lock(&self.answers).len()
     }
 
     /// The capabilities the run needed and the client had not declared, when

@@ -25,8 +25,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::future::BoxFuture;
 use rmcp::model::{
-    CreateTaskResult, DetailedTask, ErrorData, InputRequest, InputRequests, InputResponses, JsonObject, Task,
-    TaskPayload, TaskStatus,
+    CreateTaskResult, DetailedTask, ErrorData, InputRequest, InputRequests, InputResponses,
+    JsonObject, Task, TaskPayload, TaskStatus,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -511,10 +511,13 @@ pub(crate) fn advertise(
 /// declare the Tasks extension: `-32021`, naming the extension.
 pub(crate) fn required_error() -> ErrorData {
     let mut required = rmcp::model::ClientCapabilities::default();
-    required.extensions.get_or_insert_with(Default::default).insert(
-        rmcp::model::TASKS_EXTENSION_ID.to_owned(),
-        JsonObject::new(),
-    );
+    required
+        .extensions
+        .get_or_insert_with(Default::default)
+        .insert(
+            rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+            JsonObject::new(),
+        );
     ErrorData::missing_required_client_capability(required)
 }
 
@@ -826,17 +829,22 @@ impl crate::CallerClient for TaskClient {
         let asker = Arc::clone(&self.0);
         Box::pin(async move {
             let r = request.clone();
-            if let Some(answer) = asker.in_round(move |c| crate::CallerClient::elicit(&c, r)).await {
+            if let Some(answer) = asker
+                .in_round(move |c| crate::CallerClient::elicit(&c, r))
+                .await
+            {
                 return answer;
             }
             if !asker.answerable.elicits {
                 return Err(crate::ClientError::NotSupported {
                     request: "elicitation",
-                    reason: "the request's client capabilities do not declare elicitation (form mode)"
-                        .to_owned(),
+                    reason:
+                        "the request's client capabilities do not declare elicitation (form mode)"
+                            .to_owned(),
                 });
             }
-            let Ok(schema) = serde_json::from_value::<rmcp::model::ElicitationSchema>(request.schema)
+            let Ok(schema) =
+                serde_json::from_value::<rmcp::model::ElicitationSchema>(request.schema)
             else {
                 return Err(crate::ClientError::InvalidRequest {
                     reason: "the elicitation schema must be an object schema whose properties are \
@@ -855,11 +863,12 @@ impl crate::CallerClient for TaskClient {
                     InputRequest::Elicitation(rmcp::model::ElicitRequest::new(params)),
                 )
                 .await?;
-            let answer = serde_json::from_value::<rmcp::model::ElicitResult>(value).map_err(|e| {
-                crate::ClientError::Failed {
-                    reason: format!("the client's answer is not an elicitation result: {e}"),
-                }
-            })?;
+            let answer =
+                serde_json::from_value::<rmcp::model::ElicitResult>(value).map_err(|e| {
+                    crate::ClientError::Failed {
+                        reason: format!("the client's answer is not an elicitation result: {e}"),
+                    }
+                })?;
             Ok(match answer.action {
                 rmcp::model::ElicitationAction::Accept => {
                     crate::Elicited::Accept(answer.content.unwrap_or(Value::Null))
@@ -879,7 +888,10 @@ impl crate::CallerClient for TaskClient {
         let asker = Arc::clone(&self.0);
         Box::pin(async move {
             let r = request.clone();
-            if let Some(answer) = asker.in_round(move |c| crate::CallerClient::sample(&c, r)).await {
+            if let Some(answer) = asker
+                .in_round(move |c| crate::CallerClient::sample(&c, r))
+                .await
+            {
                 return answer;
             }
             if !asker.answerable.samples {
@@ -980,7 +992,15 @@ impl Start {
             if let Some(joined) = joined {
                 self.tasks.finished(&id);
                 return self
-                    .ended_in_time(&id, created_ms, joined, round.as_deref(), &panicked, &signal, &asker)
+                    .ended_in_time(
+                        &id,
+                        created_ms,
+                        joined,
+                        round.as_deref(),
+                        &panicked,
+                        &signal,
+                        &asker,
+                    )
                     .await;
             }
             match asker.become_task().await.map_err(|e| unavailable(&e))? {
