@@ -622,12 +622,6 @@ pub(crate) struct Asker {
     state: tokio::sync::Mutex<AskState>,
 }
 
-/// What a call that ran past [`TaskOptions::after`] becomes.
-enum Becoming {
-    Task(Record),
-    /// Not yet: it still replays answers of earlier rounds, or asked a round.
-    Wait,
-}
 
 /// A question's answer in the store, for the instance its task runs on.
 #[derive(Serialize, Deserialize)]
@@ -693,18 +687,19 @@ impl Asker {
             .await
     }
 
-    /// Past [`TaskOptions::after`]: become a task, unless the run still
-    /// replays earlier rounds' answers or has asked a round.
-    async fn become_task(&self) -> Result<Becoming, StoreError> {
+    /// Past [`TaskOptions::after`]: become a task (its first record), unless
+    /// the run still replays earlier rounds' answers or has asked a round
+    /// (`None`: not yet).
+    async fn become_task(&self) -> Result<Option<Record>, StoreError> {
         let mut st = self.state.lock().await;
         let replaying = self.round.as_ref().is_some_and(|r| !r.answered_all());
         if st.phase != Phase::Sync || replaying {
-            return Ok(Becoming::Wait);
+            return Ok(None);
         }
         st.phase = Phase::Task;
         let record = self.live(&st);
         self.tasks.save(&self.id, &self.principal, &record).await?;
-        Ok(Becoming::Task(record))
+        Ok(Some(record))
     }
 
     /// The tool asks `request` (`kind` is the key's prefix) and waits for the
@@ -1004,8 +999,8 @@ impl Start {
                     .await;
             }
             match asker.become_task().await.map_err(|e| unavailable(&e))? {
-                Becoming::Task(record) => break record,
-                Becoming::Wait => wait = recheck,
+                Some(record) => break record,
+                None => wait = recheck,
             }
         };
         let created = self.tasks.created(&id, &working);
