@@ -8,6 +8,86 @@
 //! `completed`, the JSON-RPC error once `failed`), `tasks/cancel` cancels the
 //! call (or withdraws its confirmation).
 //!
+//! # A task's tool asks its client
+//!
+//! Inside a task, [`ToolContext::elicit`](crate::ToolContext::elicit) and
+//! [`ToolContext::sample`](crate::ToolContext::sample) wait in the background:
+//! the task goes `input_required` with the question in `inputRequests`
+//! (`elicit-N`, `sample-N`; a tool that asks several at once, with
+//! `tokio::join!`, has them all there), the client answers with `tasks/update`,
+//! and the tool goes on where it waited (it is not run again). An update may
+//! answer some questions: the others stay pending, and the task stays
+//! `input_required` with only those. An answer counts only under the key of a
+//! question still pending and only of that question's kind (an elicitation's
+//! answer never answers a sampling request, nor the reverse); anything else is
+//! acknowledged and answers nothing. The questions are scrubbed of the call's
+//! sensitive values as every question is, and the result as every result.
+//!
+//! With a shared [`TaskStore`], an answer that lands on another instance than
+//! the one running the tool is left in the store (sealed, bound to the task, the
+//! question and the caller) and the running instance hands it to the tool
+//! within [`TaskOptions::poll`]; `tasks/get` on any instance shows the question
+//! answered at once.
+//!
+//! A question asked before the call is a task (within [`TaskOptions::after`])
+//! is a multi round-trip round instead (`input_required` with a `requestState`,
+//! the tool run again with the answer, as for a call that is not a task); the
+//! retry may then become the task.
+//!
+//! # How a task ends
+//!
+//! A tool's own error is a `completed` task whose result is the error
+//! (`isError`); a tool that panics makes the task `failed` with a JSON-RPC error
+//! (`-32603`), the panic's message left out; `tasks/cancel` makes it
+//! `cancelled`, whatever the tool made of its cancellation.
+//!
+//! # Task support per tool
+//!
+//! [`TaskOptions::support`] sets a tool's [`TaskSupport`]: `Optional` (the
+//! default: a task when it runs long or waits), `Required` (always a task, even
+//! when it ends at once; a client without the extension is answered `-32021`,
+//! missing required client capability, naming the extension) or `Forbidden`
+//! (never a task).
+//!
+//! ```
+//! use std::time::Duration;
+//! use serde_json::json;
+//! use toolmark::mcp::{McpServer, TaskOptions, TaskSupport};
+//! use toolmark::{Content, Elicited, NoInput, ToolError, ToolSpec, Toolmark};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tm = Toolmark::builder().build()?;
+//! tm.scope("export").register(
+//!     ToolSpec::typed("all", "Exports everything", |ctx, _: NoInput| async move {
+//!         // ... long work; the call is a task by now ...
+//!         let format = json!({
+//!             "type": "object",
+//!             "properties": {"format": {"type": "string", "enum": ["csv", "json"]}},
+//!             "required": ["format"]
+//!         });
+//!         let format = match ctx.elicit("Which format?", format).await? {
+//!             Elicited::Accept(v) => v["format"].as_str().unwrap_or("csv").to_owned(),
+//!             _ => return Err(ToolError::new("no format chosen")),
+//!         };
+//!         Ok(Content::text(format!("exported as {format}")))
+//!     })
+//!     .effect(toolmark::Effect::Read),
+//! )?;
+//! let server = McpServer::new(tm).tasks(
+//!     TaskOptions::new()
+//!         .after(Duration::from_secs(1))
+//!         .support("export.all", TaskSupport::Required),
+//! );
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The extension has no `tasks/result` (the 2025-11-25 revision's tasks had
+//! one): a finished task's result is inlined in `tasks/get`.
+//! rmcp 3.11's `Tool` has no `execution` field, so a tool's support is enforced
+//! but not advertised in `tools/list`.
+//!
 //! A task's state lives in a [`TaskStore`]: in process memory by default, or
 //! one every instance shares ([`RedisTaskStore`], feature `redis`) so that any
 //! instance answers `tasks/get`, `tasks/update` and `tasks/cancel`. Every
@@ -621,7 +701,6 @@ pub(crate) struct Asker {
     answerable: super::mrtr::Answerable,
     state: tokio::sync::Mutex<AskState>,
 }
-
 
 /// A question's answer in the store, for the instance its task runs on.
 #[derive(Serialize, Deserialize)]
