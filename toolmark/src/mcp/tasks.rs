@@ -788,6 +788,18 @@ impl Asker {
         let (tx, rx) = tokio::sync::oneshot::channel();
         {
             let mut st = self.state.lock().await;
+            if st.phase == Phase::Done {
+                // The call's task ended (a confirmed call runs on in the
+                // approval's own run): no task shows the question any more.
+                return Err(crate::ClientError::NotSupported {
+                    request: if kind == "sample" {
+                        "sampling"
+                    } else {
+                        "elicitation"
+                    },
+                    reason: "the call's task has ended: nothing can show the question".to_owned(),
+                });
+            }
             let key = format!("{kind}-{}", st.next);
             st.next += 1;
             st.waiting.push(Waiting {
