@@ -31,6 +31,7 @@ mod quiet_logs;
 mod session;
 mod stateless;
 mod tasks_ask;
+mod tasks_canary;
 mod tasks_python;
 mod typescript;
 
