@@ -20,7 +20,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolmark::mcp::{Elicitation, McpServer, TaskOptions};
+use toolmark::mcp::{Elicitation, McpServer, TaskOptions, TaskSupport};
 use toolmark::{
     Content, Effect, Elicited, LogLevel, NoInput, SampleRequest, ScopeOptions, ToolContext,
     ToolError, ToolSpec, Toolmark,
@@ -366,6 +366,45 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
         )
         .effect(Effect::Destructive),
         ToolSpec::typed(
+            "multi_input",
+            "Works a moment (so it is a task), then asks two questions at once",
+            |ctx, _: NoInput| async move {
+                tokio::time::sleep(Duration::from_millis(700)).await;
+                let schema = json!({
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}},
+                    "required": ["name"]
+                });
+                let (a, b) = tokio::join!(
+                    ctx.elicit("First: your name?", schema.clone()),
+                    ctx.elicit("Second: your name?", schema)
+                );
+                let name = |e: Elicited| match e {
+                    Elicited::Accept(v) => v["name"].as_str().unwrap_or_default().to_owned(),
+                    _ => "nobody".to_owned(),
+                };
+                Ok::<_, ToolError>(Content::text(format!("{} and {}", name(a?), name(b?))))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
+            "test_tool_with_task",
+            "Asks the user's name (a round before the task), then answers as a task",
+            |ctx, _: NoInput| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"]
+                });
+                let name = match ctx.elicit("What is your name?", schema).await? {
+                    Elicited::Accept(v) => v["name"].as_str().unwrap_or_default().to_owned(),
+                    _ => "stranger".to_owned(),
+                };
+                Ok::<_, ToolError>(Content::text(format!("Hello, {name}!")))
+            },
+        )
+        .effect(Effect::Read),
+        ToolSpec::typed(
             "protocol_error_job",
             "Panics",
             |_ctx, _: NoInput| async move {
@@ -482,7 +521,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // A call of a client that declares the Tasks extension becomes a task
         // after 500 ms (the suite's `slow_compute` works for a second; `greet`
         // answers at once, a sync result even on a busy machine).
-        .tasks(TaskOptions::new().after(Duration::from_millis(500)))
+        // `failing_job` and `test_tool_with_task` are always tasks (a client
+        // without the extension is answered -32021).
+        .tasks(
+            TaskOptions::new()
+                .after(Duration::from_millis(500))
+                .support("failing_job", TaskSupport::Required)
+                .support("test_tool_with_task", TaskSupport::Required),
+        )
         // `confirm_delete` (the Tasks extension's fixture) asks the calling
         // client: a task in `input_required`, answered with `tasks/update`.
         .confirm_by_elicitation(

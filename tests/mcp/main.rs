@@ -31,6 +31,9 @@ mod scopes_shared;
 
 mod session;
 mod stateless;
+mod tasks_ask;
+mod tasks_canary;
+mod tasks_python;
 mod typescript;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -277,6 +277,9 @@ pub(crate) enum Origin {
 pub(crate) struct Reach {
     pub(crate) log: Option<LogFn>,
     pub(crate) client: Option<Arc<dyn CallerClient>>,
+    /// Set when the call's tool panics (a task then ends `failed`, not with
+    /// the tool's error).
+    pub(crate) panicked: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Shared by a call's context clones.

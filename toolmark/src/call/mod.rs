@@ -142,6 +142,14 @@ impl CallOptions {
         self
     }
 
+    /// Raise `flag` when the tool panics (how a transport tells a crashed run
+    /// from a tool's own error: the outcome of both is `Outcome::Error`).
+    #[must_use]
+    pub(crate) fn on_panic(mut self, flag: Arc<std::sync::atomic::AtomicBool>) -> Self {
+        Arc::make_mut(self.reach.get_or_insert_with(Arc::default)).panicked = Some(flag);
+        self
+    }
+
     /// The client session this call belongs to (an MCP session id, say): a
     /// decision remembered [`For::Session`](crate::policy::For::Session) on a call
     /// of this session covers later calls of the same session only, until
@@ -805,6 +813,11 @@ impl Inner {
         let end = self
             .run_guarded(node, shared, signal, set.shared_texts(), fut)
             .await;
+        if matches!(end, crate::call::run::RunEnd::Panicked(_)) {
+            if let Some(flag) = shared.reach.as_ref().and_then(|r| r.panicked.as_ref()) {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
         // The state a tool works on may have changed while the call waited or ran
         // (the user typed another card): its secrets now are secrets of the outcome.
         let set = match entry.state_secrets() {

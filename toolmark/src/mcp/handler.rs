@@ -452,22 +452,28 @@ impl McpSession {
             None
         };
         let mode = effect.and_then(|e| self.client_mode(name, e, caps.as_ref()));
-        if let Some(tasks) = self
-            .config
-            .tasks
-            .as_ref()
-            .filter(|_| caps.as_ref().is_some_and(|c| c.supports_tasks()))
-        {
-            let start = tasks::Start {
-                tm: self.catalog.tm.clone(),
-                tasks: Arc::clone(tasks),
-                name: name.to_owned(),
-                args: input,
-                principal: mrtr::principal(&context),
-                shape,
-                by_client: mode,
-            };
-            return start.run(options).await;
+        if let Some(tasks) = &self.config.tasks {
+            let support = tasks.options.support_of(name);
+            let declared = caps.as_ref().is_some_and(|c| c.supports_tasks());
+            if support == tasks::TaskSupport::Required && !declared && entry.is_some() {
+                return Err(tasks::required_error());
+            }
+            if declared && support != tasks::TaskSupport::Forbidden {
+                let start = tasks::Start {
+                    tm: self.catalog.tm.clone(),
+                    tasks: Arc::clone(tasks),
+                    name: name.to_owned(),
+                    args: input,
+                    principal: mrtr::principal(&context),
+                    shape,
+                    by_client: mode,
+                    support,
+                    request_state: request.request_state,
+                    input_responses: request.input_responses,
+                    answerable: mrtr::Answerable::of(caps.as_ref()),
+                };
+                return start.run(options).await;
+            }
         }
         let legacy_elicits = !modern
             && elicits(&context.peer)

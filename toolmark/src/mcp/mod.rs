@@ -128,7 +128,7 @@
 //! | a consequential call | the app's [`ConfirmHandler`](crate::ConfirmHandler) while the call waits, or an `elicitation/create` to the session ([`McpServer::confirm_by_elicitation`]) | the app's handler, or a **multi round-trip request**: `input_required` with the question and a sealed `requestState`, answered in the retry ([`Elicitation`]); or the person on the app's page ([`ApprovalPage`]) |
 //! | [`ToolContext::elicit`](crate::ToolContext::elicit) | `elicitation/create` to the session | an `input_required` round (`inputRequests.elicit-N`); the tool runs again from the start with the answers, so ask before doing what should happen once; an answer counts only for the question (key and text) it was given for; without the `elicitation` capability in `_meta`, a call that fails for it is `-32021` |
 //! | [`ToolContext::log`](crate::ToolContext::log) | `notifications/message` at the session's `logging/setLevel` | only for a request that opts in with `io.modelcontextprotocol/logLevel` in its `_meta` (logging is deprecated in 2026-07-28), at or above that level |
-//! | long calls | progress notifications | the same, or with the Tasks extension a **task** ([`TaskOptions`]): `tasks/get`, `tasks/update`, `tasks/cancel` |
+//! | long calls | progress notifications | the same, or with the Tasks extension a **task** ([`TaskOptions`]): `tasks/get`, `tasks/update`, `tasks/cancel`; a task's `ctx.elicit`/`ctx.sample` are its `inputRequests`, answered by `tasks/update` while the tool waits; per-tool [`TaskSupport`] |
 //! | [`ToolContext::sample`](crate::ToolContext::sample) | `sampling/createMessage` to the session | an `input_required` round (`inputRequests.sample-N`, a `sampling/createMessage`), as `elicit`; without `sampling` in `_meta`, a call that fails for it is `-32021` |
 //!
 //! # Stateless deployment (three processes, one Redis, any load balancer)
@@ -237,7 +237,7 @@ pub use result::{call_result, OutputShape, ERROR_META_KEY};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use tasks::RedisTaskStore;
-pub use tasks::{MemoryTaskStore, TaskOptions, TaskStore};
+pub use tasks::{MemoryTaskStore, TaskOptions, TaskStore, TaskSupport};
 
 /// The default `ttlMs` of a 2026-07-28 tools/list.
 const DEFAULT_LIST_TTL_MS: u64 = 60_000;

@@ -756,6 +756,14 @@ impl Round {
         }))
     }
 
+    /// Whether the run has reached every answer the earlier rounds gave (a
+    /// call that may become a task waits for this: its later questions are
+    /// the task's).
+    pub(crate) fn answered_all(&self) -> bool {
+        self.next.load(std::sync::atomic::Ordering::SeqCst)
+            >= crate::sync::lock(&self.answers).len()
+    }
+
     /// The capabilities the run needed and the client had not declared, when
     /// `outcome` failed for want of them: the request is then `-32021`.
     pub(crate) fn missing(&self, outcome: &Outcome) -> Option<rmcp::model::ClientCapabilities> {

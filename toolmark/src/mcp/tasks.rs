@@ -8,6 +8,86 @@
 //! `completed`, the JSON-RPC error once `failed`), `tasks/cancel` cancels the
 //! call (or withdraws its confirmation).
 //!
+//! # A task's tool asks its client
+//!
+//! Inside a task, [`ToolContext::elicit`](crate::ToolContext::elicit) and
+//! [`ToolContext::sample`](crate::ToolContext::sample) wait in the background:
+//! the task goes `input_required` with the question in `inputRequests`
+//! (`elicit-N`, `sample-N`; a tool that asks several at once, with
+//! `tokio::join!`, has them all there), the client answers with `tasks/update`,
+//! and the tool goes on where it waited (it is not run again). An update may
+//! answer some questions: the others stay pending, and the task stays
+//! `input_required` with only those. An answer counts only under the key of a
+//! question still pending and only of that question's kind (an elicitation's
+//! answer never answers a sampling request, nor the reverse); anything else is
+//! acknowledged and answers nothing. The questions are scrubbed of the call's
+//! sensitive values as every question is, and the result as every result.
+//!
+//! With a shared [`TaskStore`], an answer that lands on another instance than
+//! the one running the tool is left in the store (sealed, bound to the task, the
+//! question and the caller) and the running instance hands it to the tool
+//! within [`TaskOptions::poll`]; `tasks/get` on any instance shows the question
+//! answered at once.
+//!
+//! A question asked before the call is a task (within [`TaskOptions::after`])
+//! is a multi round-trip round instead (`input_required` with a `requestState`,
+//! the tool run again with the answer, as for a call that is not a task); the
+//! retry may then become the task.
+//!
+//! # How a task ends
+//!
+//! A tool's own error is a `completed` task whose result is the error
+//! (`isError`); a tool that panics makes the task `failed` with a JSON-RPC error
+//! (`-32603`), the panic's message left out; `tasks/cancel` makes it
+//! `cancelled`, whatever the tool made of its cancellation.
+//!
+//! # Task support per tool
+//!
+//! [`TaskOptions::support`] sets a tool's [`TaskSupport`]: `Optional` (the
+//! default: a task when it runs long or waits), `Required` (always a task, even
+//! when it ends at once; a client without the extension is answered `-32021`,
+//! missing required client capability, naming the extension) or `Forbidden`
+//! (never a task).
+//!
+//! ```
+//! use std::time::Duration;
+//! use serde_json::json;
+//! use toolmark::mcp::{McpServer, TaskOptions, TaskSupport};
+//! use toolmark::{Content, Elicited, NoInput, ToolError, ToolSpec, Toolmark};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tm = Toolmark::builder().build()?;
+//! tm.scope("export").register(
+//!     ToolSpec::typed("all", "Exports everything", |ctx, _: NoInput| async move {
+//!         // ... long work; the call is a task by now ...
+//!         let format = json!({
+//!             "type": "object",
+//!             "properties": {"format": {"type": "string", "enum": ["csv", "json"]}},
+//!             "required": ["format"]
+//!         });
+//!         let format = match ctx.elicit("Which format?", format).await? {
+//!             Elicited::Accept(v) => v["format"].as_str().unwrap_or("csv").to_owned(),
+//!             _ => return Err(ToolError::new("no format chosen")),
+//!         };
+//!         Ok(Content::text(format!("exported as {format}")))
+//!     })
+//!     .effect(toolmark::Effect::Read),
+//! )?;
+//! let server = McpServer::new(tm).tasks(
+//!     TaskOptions::new()
+//!         .after(Duration::from_secs(1))
+//!         .support("export.all", TaskSupport::Required),
+//! );
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The extension has no `tasks/result` (the 2025-11-25 revision's tasks had
+//! one): a finished task's result is inlined in `tasks/get`.
+//! rmcp 3.11's `Tool` has no `execution` field, so a tool's support is enforced
+//! but not advertised in `tools/list`.
+//!
 //! A task's state lives in a [`TaskStore`]: in process memory by default, or
 //! one every instance shares ([`RedisTaskStore`], feature `redis`) so that any
 //! instance answers `tasks/get`, `tasks/update` and `tasks/cancel`. Every
@@ -25,8 +105,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::future::BoxFuture;
 use rmcp::model::{
-    CreateTaskResult, DetailedTask, ErrorData, InputRequests, InputResponses, JsonObject, Task,
-    TaskPayload, TaskStatus,
+    CreateTaskResult, DetailedTask, ErrorData, InputRequest, InputRequests, InputResponses,
+    JsonObject, Task, TaskPayload, TaskStatus,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -174,6 +254,34 @@ impl TaskStore for RedisTaskStore {
     }
 }
 
+/// Whether a tool's calls may become tasks (the Tasks extension's
+/// `taskSupport`), set per tool with [`TaskOptions::support`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never a task: the call answers its result, however long it takes.
+    Forbidden,
+    /// A task when the call runs past [`TaskOptions::after`] or waits for its
+    /// client (the default).
+    #[default]
+    Optional,
+    /// Always a task, even when it ends at once; a client that did not declare
+    /// the Tasks extension is answered `-32021` (missing required client
+    /// capability, naming the extension).
+    Required,
+}
+
+impl TaskSupport {
+    /// The extension's name for it: `forbidden`, `optional`, `required`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+}
+
 /// How calls become tasks ([`McpServer::tasks`](super::McpServer::tasks)).
 #[derive(Clone)]
 pub struct TaskOptions {
@@ -181,6 +289,7 @@ pub struct TaskOptions {
     pub(crate) ttl: Duration,
     pub(crate) poll: Duration,
     pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) support: HashMap<String, TaskSupport>,
 }
 
 impl Default for TaskOptions {
@@ -190,6 +299,7 @@ impl Default for TaskOptions {
             ttl: Duration::from_secs(3600),
             poll: Duration::from_millis(500),
             store: Arc::new(MemoryTaskStore::new()),
+            support: HashMap::new(),
         }
     }
 }
@@ -200,6 +310,7 @@ impl fmt::Debug for TaskOptions {
             .field("after", &self.after)
             .field("ttl", &self.ttl)
             .field("poll", &self.poll)
+            .field("support", &self.support)
             .finish_non_exhaustive()
     }
 }
@@ -233,6 +344,28 @@ impl TaskOptions {
         self
     }
 
+    /// The task support of the tool `tool` ([`TaskSupport::Optional`] unless
+    /// set).
+    ///
+    /// ```
+    /// use toolmark::mcp::{TaskOptions, TaskSupport};
+    /// let options = TaskOptions::new()
+    ///     .support("export_all", TaskSupport::Required)
+    ///     .support("ping", TaskSupport::Forbidden);
+    /// assert_eq!(options.support_of("export_all"), TaskSupport::Required);
+    /// assert_eq!(options.support_of("anything_else"), TaskSupport::Optional);
+    /// ```
+    #[must_use]
+    pub fn support(mut self, tool: impl Into<String>, support: TaskSupport) -> Self {
+        self.support.insert(tool.into(), support);
+        self
+    }
+
+    /// The task support of `tool`.
+    pub fn support_of(&self, tool: &str) -> TaskSupport {
+        self.support.get(tool).copied().unwrap_or_default()
+    }
+
     /// Keep tasks' states in `store` (shared by every instance, for `tasks/get`
     /// on any of them). The toolmark needs a seal key then, the same on every
     /// instance (`ToolmarkBuilder::seal_key`).
@@ -257,6 +390,10 @@ pub(crate) struct Record {
     /// `input_required`: the elicitation (redacted) and the pending confirm id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) input_requests: Option<InputRequests>,
+    /// `input_required` by the tool's own questions: their keys, each with
+    /// the question its answer is bound to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) asked: Vec<TaskQuestion>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) confirm: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -268,12 +405,20 @@ pub(crate) struct Record {
     pub(crate) error: Option<JsonObject>,
 }
 
+/// A question a task's tool asked: its key in `inputRequests` and the
+/// question as sent.
+#[derive(Clone, Serialize, Deserialize)]
+pub(crate) struct TaskQuestion {
+    pub(crate) key: String,
+    pub(crate) question: String,
+}
+
 /// The running side of tasks: options, the seal, and this process's running
-/// calls (to cancel them).
+/// calls (to cancel them, and to hand their tools the answers).
 pub(crate) struct Tasks {
     pub(crate) options: TaskOptions,
     pub(crate) sealer: Sealer,
-    running: Mutex<HashMap<String, CancellationToken>>,
+    running: Mutex<HashMap<String, (CancellationToken, Arc<Asker>)>>,
 }
 
 fn key(id: &str) -> String {
@@ -355,9 +500,15 @@ impl Tasks {
             .and_then(|plain| serde_json::from_slice(&plain).ok()))
     }
 
-    /// Register a call running here (so `tasks/cancel` reaches it).
-    pub(crate) fn started(&self, id: &str, token: CancellationToken) {
-        lock(&self.running).insert(id.to_owned(), token);
+    /// Register a call running here (so `tasks/cancel` and `tasks/update`
+    /// reach it).
+    pub(crate) fn started(&self, id: &str, token: CancellationToken, asker: Arc<Asker>) {
+        lock(&self.running).insert(id.to_owned(), (token, asker));
+    }
+
+    /// The questions of task `id`, when it runs here.
+    fn asker(&self, id: &str) -> Option<Arc<Asker>> {
+        lock(&self.running).get(id).map(|(_, a)| Arc::clone(a))
     }
 
     pub(crate) fn finished(&self, id: &str) {
@@ -366,7 +517,7 @@ impl Tasks {
 
     /// Cancel task `id` if it runs here; else leave a mark its runner sees.
     pub(crate) async fn request_cancel(&self, id: &str, principal: &str) -> Result<(), StoreError> {
-        if let Some(token) = lock(&self.running).get(id) {
+        if let Some((token, _)) = lock(&self.running).get(id) {
             token.cancel();
             return Ok(());
         }
@@ -436,6 +587,20 @@ pub(crate) fn advertise(
     capabilities
 }
 
+/// The answer to a call of a `required` tool by a client that did not
+/// declare the Tasks extension: `-32021`, naming the extension.
+pub(crate) fn required_error() -> ErrorData {
+    let mut required = rmcp::model::ClientCapabilities::default();
+    required
+        .extensions
+        .get_or_insert_with(Default::default)
+        .insert(
+            rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+            JsonObject::new(),
+        );
+    ErrorData::missing_required_client_capability(required)
+}
+
 /// The answer for the confirmation in `responses`, if there is one.
 pub(crate) fn confirm_answer(responses: &InputResponses) -> Option<rmcp::model::ElicitResult> {
     responses
@@ -463,11 +628,18 @@ pub(crate) struct Start {
     /// Confirmed through the client (a form, or the app's page) rather than by
     /// the app's handler.
     pub(crate) by_client: Option<super::mrtr::Mode>,
+    /// The tool's task support (a `required` tool always answers a task).
+    pub(crate) support: TaskSupport,
+    /// The retry of a question round asked before the call became a task.
+    pub(crate) request_state: Option<String>,
+    pub(crate) input_responses: Option<InputResponses>,
+    /// What the request's client declared it answers.
+    pub(crate) answerable: super::mrtr::Answerable,
 }
 
 /// What a finished call makes of its task.
 enum Ending {
-    /// A JSON-RPC error (an unknown tool).
+    /// A JSON-RPC error (an unknown tool, a tool that crashed).
     Failed(ErrorData),
     /// Waits for the client's approval of the confirmation `id`.
     Asking {
@@ -481,18 +653,411 @@ enum Ending {
     Done(rmcp::model::CallToolResult),
 }
 
+/// Where a call that may become a task stands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Phase {
+    /// Not a task yet: a question is a multi round-trip round.
+    Sync,
+    /// A question went back in a round: the run is stopping, the request
+    /// answers `input_required`.
+    Asked,
+    /// A task: a question is in the task's `inputRequests`.
+    Task,
+    /// The call ended.
+    Done,
+}
+
+/// A question a running task's tool waits on.
+struct Waiting {
+    key: String,
+    /// The question as sent (the text its answer is bound to).
+    question: String,
+    request: InputRequest,
+    answer: tokio::sync::oneshot::Sender<Value>,
+}
+
+struct AskState {
+    phase: Phase,
+    waiting: Vec<Waiting>,
+    next: usize,
+}
+
+/// The questions of one call that may become a task: before it is a task, a
+/// question is a multi round-trip round (the run stops, the client retries
+/// with the answer); once it is a task, the tool waits in the background and
+/// its questions are the task's `inputRequests`, answered by `tasks/update`
+/// here or, through the task store, on another instance. Every write of the
+/// task's record by its runner goes through the one lock of this state.
+pub(crate) struct Asker {
+    tasks: Arc<Tasks>,
+    tm: crate::Toolmark,
+    id: String,
+    principal: String,
+    tool: String,
+    created_ms: u64,
+    round: Option<Arc<super::mrtr::Round>>,
+    /// Cancelled by the round when it asks (the run stops).
+    run_stop: CancellationToken,
+    answerable: super::mrtr::Answerable,
+    state: tokio::sync::Mutex<AskState>,
+}
+
+/// A question's answer in the store, for the instance its task runs on.
+#[derive(Serialize, Deserialize)]
+struct Mailed {
+    question: String,
+    value: Value,
+}
+
+fn answer_key(id: &str, key: &str) -> String {
+    format!("task-answer:{id}:{key}")
+}
+
+/// Whether `value` is an answer of the kind question `key` asks.
+// rmcp marks sampling deprecated (SEP-2577, a future revision); 2026-07-28 has it.
+#[allow(deprecated)]
+fn fits(key: &str, value: &Value) -> bool {
+    if key.starts_with("sample-") {
+        serde_json::from_value::<rmcp::model::CreateMessageResult>(value.clone()).is_ok()
+    } else {
+        serde_json::from_value::<rmcp::model::ElicitResult>(value.clone()).is_ok()
+    }
+}
+
+impl Asker {
+    fn live(&self, st: &AskState) -> Record {
+        let mut r = Record {
+            status: TaskStatus::Working,
+            message: Some("The call is running".to_owned()),
+            created_ms: self.created_ms,
+            updated_ms: crate::store::to_ms(self.tm.inner.now()),
+            tool: self.tool.clone(),
+            input_requests: None,
+            asked: Vec::new(),
+            confirm: None,
+            confirm_exp: None,
+            result: None,
+            error: None,
+        };
+        if !st.waiting.is_empty() {
+            r.status = TaskStatus::InputRequired;
+            r.message = Some("Waiting for the client's answers".to_owned());
+            r.input_requests = Some(
+                st.waiting
+                    .iter()
+                    .map(|w| (w.key.clone(), w.request.clone()))
+                    .collect(),
+            );
+            r.asked = st
+                .waiting
+                .iter()
+                .map(|w| TaskQuestion {
+                    key: w.key.clone(),
+                    question: w.question.clone(),
+                })
+                .collect();
+        }
+        r
+    }
+
+    async fn save_live(&self, st: &AskState) -> Result<(), StoreError> {
+        self.tasks
+            .save(&self.id, &self.principal, &self.live(st))
+            .await
+    }
+
+    /// Past [`TaskOptions::after`]: become a task (its first record), unless
+    /// the run still replays earlier rounds' answers or has asked a round
+    /// (`None`: not yet).
+    async fn become_task(&self) -> Result<Option<Record>, StoreError> {
+        let mut st = self.state.lock().await;
+        let replaying = self.round.as_ref().is_some_and(|r| !r.answered_all());
+        if st.phase != Phase::Sync || replaying {
+            return Ok(None);
+        }
+        st.phase = Phase::Task;
+        let record = self.live(&st);
+        self.tasks.save(&self.id, &self.principal, &record).await?;
+        Ok(Some(record))
+    }
+
+    /// The tool asks `request` (`kind` is the key's prefix) and waits for the
+    /// answer.
+    async fn ask(&self, kind: &str, request: InputRequest) -> Result<Value, crate::ClientError> {
+        let question = serde_json::to_string(&request).unwrap_or_default();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        {
+            let mut st = self.state.lock().await;
+            if st.phase == Phase::Done {
+                // The call's task ended (a confirmed call runs on in the
+                // approval's own run): no task shows the question any more.
+                return Err(crate::ClientError::NotSupported {
+                    request: if kind == "sample" {
+                        "sampling"
+                    } else {
+                        "elicitation"
+                    },
+                    reason: "the call's task has ended: nothing can show the question".to_owned(),
+                });
+            }
+            let key = format!("{kind}-{}", st.next);
+            st.next += 1;
+            st.waiting.push(Waiting {
+                key,
+                question,
+                request,
+                answer: tx,
+            });
+            if st.phase == Phase::Task {
+                self.save_live(&st)
+                    .await
+                    .map_err(|e| crate::ClientError::Failed {
+                        reason: format!("the task store cannot be reached: {e}"),
+                    })?;
+            }
+        }
+        rx.await.map_err(|_| crate::ClientError::Cancelled)
+    }
+
+    /// Hand the answers in `responses` to the questions they answer (key and
+    /// kind); the others stay pending.
+    async fn deliver(&self, responses: &InputResponses) -> Result<(), ErrorData> {
+        let mut st = self.state.lock().await;
+        if st.phase != Phase::Task {
+            return Ok(());
+        }
+        let before = st.waiting.len();
+        let mut kept = Vec::with_capacity(before);
+        for w in std::mem::take(&mut st.waiting) {
+            match responses.get(&w.key).filter(|v| fits(&w.key, v)) {
+                Some(v) => {
+                    let _ = w.answer.send(v.clone());
+                }
+                None => kept.push(w),
+            }
+        }
+        st.waiting = kept;
+        if st.waiting.len() != before {
+            self.save_live(&st).await.map_err(|e| unavailable(&e))?;
+        }
+        Ok(())
+    }
+
+    /// Take the answers another instance left in the store for this task's
+    /// questions.
+    async fn collect(&self) {
+        let mut st = self.state.lock().await;
+        if st.phase != Phase::Task || st.waiting.is_empty() {
+            return;
+        }
+        let before = st.waiting.len();
+        let mut kept = Vec::with_capacity(before);
+        for w in std::mem::take(&mut st.waiting) {
+            let k = answer_key(&self.id, &w.key);
+            let mailed = match self.tasks.options.store.get(&k).await {
+                Ok(Some(text)) => self
+                    .tasks
+                    .sealer
+                    .open(Purpose::Task, &binding(&k, &self.principal), &text)
+                    .and_then(|plain| serde_json::from_slice::<Mailed>(&plain).ok()),
+                _ => None,
+            };
+            match mailed.filter(|m| m.question == w.question && fits(&w.key, &m.value)) {
+                Some(m) => {
+                    let _ = w.answer.send(m.value);
+                }
+                None => kept.push(w),
+            }
+        }
+        st.waiting = kept;
+        if st.waiting.len() != before {
+            if let Err(e) = self.save_live(&st).await {
+                tracing::warn!(target: "toolmark::mcp", error = %e, "a task's state could not be stored");
+            }
+        }
+    }
+
+    /// The call ended: its last record.
+    async fn end(&self, record: &Record) {
+        let mut st = self.state.lock().await;
+        st.phase = Phase::Done;
+        st.waiting.clear();
+        if let Err(e) = self.tasks.save(&self.id, &self.principal, record).await {
+            tracing::warn!(target: "toolmark::mcp", error = %e, "a task's end could not be stored");
+        }
+    }
+
+    /// Before the task: the round's answer, or the round asks (the run stops).
+    /// `None` once the call is a task (or there is no round).
+    async fn in_round<T>(
+        &self,
+        ask: impl FnOnce(super::mrtr::RoundClient) -> BoxFuture<'static, Result<T, crate::ClientError>>,
+    ) -> Option<Result<T, crate::ClientError>> {
+        let mut st = self.state.lock().await;
+        let round = self.round.as_ref().filter(|_| st.phase == Phase::Sync)?;
+        let answer = ask(super::mrtr::RoundClient(Arc::clone(round))).await;
+        if self.run_stop.is_cancelled() {
+            st.phase = Phase::Asked;
+        }
+        Some(answer)
+    }
+}
+
+/// A task's tool's questions ([`ToolContext::elicit`](crate::ToolContext::elicit),
+/// [`ToolContext::sample`](crate::ToolContext::sample)).
+struct TaskClient(Arc<Asker>);
+
+impl crate::CallerClient for TaskClient {
+    fn elicit(
+        &self,
+        request: crate::ElicitRequest,
+    ) -> BoxFuture<'static, Result<crate::Elicited, crate::ClientError>> {
+        let asker = Arc::clone(&self.0);
+        Box::pin(async move {
+            let r = request.clone();
+            if let Some(answer) = asker
+                .in_round(move |c| crate::CallerClient::elicit(&c, r))
+                .await
+            {
+                return answer;
+            }
+            if !asker.answerable.elicits {
+                return Err(crate::ClientError::NotSupported {
+                    request: "elicitation",
+                    reason:
+                        "the request's client capabilities do not declare elicitation (form mode)"
+                            .to_owned(),
+                });
+            }
+            let Ok(schema) =
+                serde_json::from_value::<rmcp::model::ElicitationSchema>(request.schema)
+            else {
+                return Err(crate::ClientError::InvalidRequest {
+                    reason: "the elicitation schema must be an object schema whose properties are \
+                             primitives (string, number, integer, boolean, enums)"
+                        .to_owned(),
+                });
+            };
+            let params = rmcp::model::ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: request.message,
+                requested_schema: schema,
+            };
+            let value = asker
+                .ask(
+                    "elicit",
+                    InputRequest::Elicitation(rmcp::model::ElicitRequest::new(params)),
+                )
+                .await?;
+            let answer =
+                serde_json::from_value::<rmcp::model::ElicitResult>(value).map_err(|e| {
+                    crate::ClientError::Failed {
+                        reason: format!("the client's answer is not an elicitation result: {e}"),
+                    }
+                })?;
+            Ok(match answer.action {
+                rmcp::model::ElicitationAction::Accept => {
+                    crate::Elicited::Accept(answer.content.unwrap_or(Value::Null))
+                }
+                rmcp::model::ElicitationAction::Decline => crate::Elicited::Decline,
+                _ => crate::Elicited::Cancel,
+            })
+        })
+    }
+
+    // rmcp marks sampling deprecated (SEP-2577, a future revision); 2026-07-28 has it.
+    #[allow(deprecated)]
+    fn sample(
+        &self,
+        request: crate::SampleRequest,
+    ) -> BoxFuture<'static, Result<crate::Sampled, crate::ClientError>> {
+        let asker = Arc::clone(&self.0);
+        Box::pin(async move {
+            let r = request.clone();
+            if let Some(answer) = asker
+                .in_round(move |c| crate::CallerClient::sample(&c, r))
+                .await
+            {
+                return answer;
+            }
+            if !asker.answerable.samples {
+                return Err(crate::ClientError::NotSupported {
+                    request: "sampling",
+                    reason: "the request's client capabilities do not declare sampling".to_owned(),
+                });
+            }
+            let params = super::client::sample_params(request);
+            let value = asker
+                .ask(
+                    "sample",
+                    InputRequest::CreateMessage(rmcp::model::CreateMessageRequest::new(params)),
+                )
+                .await?;
+            serde_json::from_value::<rmcp::model::CreateMessageResult>(value)
+                .map(super::client::sampled)
+                .map_err(|e| crate::ClientError::Failed {
+                    reason: format!("the client's answer is not a sampling result: {e}"),
+                })
+        })
+    }
+}
+
 impl Start {
     /// Run the call; answer its result when it ends within
-    /// [`TaskOptions::after`], else (or at once, when it waits for the client's
-    /// approval) a task that goes on without the request.
+    /// [`TaskOptions::after`] (a task all the same for a `required` tool),
+    /// else (or at once, when it waits for the client's approval) a task that
+    /// goes on without the request. A question the tool asks before it is a
+    /// task goes back as a multi round-trip round.
     pub(crate) async fn run(
         self,
         options: crate::CallOptions,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
         let id = crate::confirm::new_confirm_id();
-        // The call outlives this request: its own signal, cancelled by tasks/cancel.
+        // The call outlives this request: its own signal, cancelled by
+        // tasks/cancel; the run's (a child) also by a round that asks.
         let signal = CancellationToken::new();
-        let options = options.signal(signal.clone());
+        let run_stop = signal.child_token();
+        let round = if self.by_client.is_none() {
+            match super::mrtr::Round::open(
+                &self.tasks.sealer,
+                &self.tm,
+                (&self.name, &self.principal, &self.args),
+                self.request_state.as_deref(),
+                self.input_responses.as_ref(),
+                self.answerable,
+                run_stop.clone(),
+            ) {
+                Ok(round) => Some(round),
+                Err(super::mrtr::StateError::Tampered) => return Err(super::mrtr::tampered()),
+                Err(super::mrtr::StateError::Outcome(outcome)) => {
+                    return Ok(super::call_result(outcome, self.shape).into())
+                }
+            }
+        } else {
+            None
+        };
+        let created_ms = crate::store::to_ms(self.tm.inner.now());
+        let asker = Arc::new(Asker {
+            tasks: Arc::clone(&self.tasks),
+            tm: self.tm.clone(),
+            id: id.clone(),
+            principal: self.principal.clone(),
+            tool: self.name.clone(),
+            created_ms,
+            round: round.clone(),
+            run_stop: run_stop.clone(),
+            answerable: self.answerable,
+            state: tokio::sync::Mutex::new(AskState {
+                phase: Phase::Sync,
+                waiting: Vec::new(),
+                next: 0,
+            }),
+        });
+        let panicked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let options = options
+            .signal(run_stop)
+            .client(TaskClient(Arc::clone(&asker)))
+            .on_panic(Arc::clone(&panicked));
         let (tm, name, args) = (self.tm.clone(), self.name.clone(), self.args.clone());
         let deferring = self.by_client.is_some();
         let mut call = tokio::spawn(async move {
@@ -502,51 +1067,33 @@ impl Start {
                 tm.call(&name, args, options).await
             }
         });
-        self.tasks.started(&id, signal.clone());
-        let created_ms = crate::store::to_ms(self.tm.inner.now());
-        let first = tokio::select! {
-            r = &mut call => Some(r),
-            () = tokio::time::sleep(self.tasks.options.after) => None,
-        };
-        if let Some(joined) = first {
-            self.tasks.finished(&id);
-            return match self.ending(joined, &signal).await {
-                Ending::Failed(e) => Err(e),
-                Ending::Done(result) => Ok(result.into()),
-                Ending::Cancelled => Ok(super::call_result(
-                    crate::Outcome::refused(
-                        crate::RefusalCode::Cancelled,
-                        "The call was cancelled",
-                    ),
-                    self.shape,
-                )
-                .into()),
-                asking @ Ending::Asking { .. } => {
-                    let record = self.record(created_ms, asking);
-                    self.tasks
-                        .save(&id, &self.principal, &record)
-                        .await
-                        .map_err(|e| unavailable(&e))?;
-                    Ok(self.tasks.created(&id, &record).into())
-                }
+        self.tasks.started(&id, signal.clone(), Arc::clone(&asker));
+        let mut wait = self.tasks.options.after;
+        let recheck = self.tasks.options.poll.min(Duration::from_millis(50));
+        let working = loop {
+            let joined = tokio::select! {
+                r = &mut call => Some(r),
+                () = tokio::time::sleep(wait) => None,
             };
-        }
-        let working = Record {
-            status: TaskStatus::Working,
-            message: Some("The call is running".to_owned()),
-            created_ms,
-            updated_ms: created_ms,
-            tool: self.name.clone(),
-            input_requests: None,
-            confirm: None,
-            confirm_exp: None,
-            result: None,
-            error: None,
+            if let Some(joined) = joined {
+                self.tasks.finished(&id);
+                return self
+                    .ended_in_time(
+                        &id,
+                        created_ms,
+                        joined,
+                        round.as_deref(),
+                        &panicked,
+                        &signal,
+                        &asker,
+                    )
+                    .await;
+            }
+            match asker.become_task().await.map_err(|e| unavailable(&e))? {
+                Some(record) => break record,
+                None => wait = recheck,
+            }
         };
-        self.tasks
-            .save(&id, &self.principal, &working)
-            .await
-            .map_err(|e| unavailable(&e))?;
         let created = self.tasks.created(&id, &working);
         let task_id = id.clone();
         tokio::spawn(async move {
@@ -557,24 +1104,87 @@ impl Start {
                         if self.tasks.cancel_requested(&task_id, &self.principal).await {
                             signal.cancel();
                         }
+                        asker.collect().await;
                     }
                 }
             };
             self.tasks.finished(&task_id);
-            let ending = self.ending(joined, &signal).await;
-            let record = self.record(created_ms, ending);
-            if let Err(e) = self.tasks.save(&task_id, &self.principal, &record).await {
-                tracing::warn!(target: "toolmark::mcp", error = %e, "a task's end could not be stored");
-            }
+            let ending = self.ending(joined, &signal, &panicked).await;
+            asker.end(&self.record(created_ms, ending)).await;
         });
         Ok(created.into())
+    }
+
+    /// The call ended before it became a task.
+    #[allow(clippy::too_many_arguments)]
+    async fn ended_in_time(
+        &self,
+        id: &str,
+        created_ms: u64,
+        joined: Result<crate::Outcome, tokio::task::JoinError>,
+        round: Option<&super::mrtr::Round>,
+        panicked: &std::sync::atomic::AtomicBool,
+        signal: &CancellationToken,
+        asker: &Asker,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let mut joined = joined;
+        if let (Some(round), Ok(outcome)) = (round, &joined) {
+            let call = (self.name.as_str(), self.principal.as_str(), &self.args);
+            match round.reply(&self.tasks.sealer, &self.tm, call) {
+                // A question before the task: a round of its own.
+                Some(super::mrtr::Reply::InputRequired(r)) => return Ok(r.into()),
+                Some(super::mrtr::Reply::Outcome(o)) => joined = Ok(o),
+                Some(super::mrtr::Reply::Tampered) => return Err(super::mrtr::tampered()),
+                None => {
+                    if let Some(required) = round.missing(outcome) {
+                        return Err(ErrorData::missing_required_client_capability(required));
+                    }
+                }
+            }
+        }
+        let required = self.support == TaskSupport::Required;
+        // A crash is the task's `failed` only where there is a task.
+        let no_crash = std::sync::atomic::AtomicBool::new(false);
+        let crash = if required { panicked } else { &no_crash };
+        let ending = self.ending(joined, signal, crash).await;
+        match ending {
+            Ending::Failed(e) if !required || unknown_tool(&e) => Err(e),
+            Ending::Done(result) if !required => Ok(result.into()),
+            Ending::Cancelled if !required => Ok(super::call_result(
+                crate::Outcome::refused(crate::RefusalCode::Cancelled, "The call was cancelled"),
+                self.shape,
+            )
+            .into()),
+            ending => {
+                let record = self.record(created_ms, ending);
+                asker.end(&record).await;
+                // The record is in the store (or the store failed: say so).
+                if self.tasks.load(id, &self.principal).await?.is_none() {
+                    return Err(ErrorData::internal_error(
+                        "The task store cannot be reached",
+                        None,
+                    ));
+                }
+                Ok(self.tasks.created(id, &record).into())
+            }
+        }
     }
 
     async fn ending(
         &self,
         joined: Result<crate::Outcome, tokio::task::JoinError>,
         signal: &CancellationToken,
+        panicked: &std::sync::atomic::AtomicBool,
     ) -> Ending {
+        let crashed = joined.is_err() || panicked.load(std::sync::atomic::Ordering::SeqCst);
+        if crashed && !signal.is_cancelled() {
+            // A protocol-level failure, not the tool's own error: the task is
+            // `failed` (the panic's message stays out: it may quote anything).
+            return Ending::Failed(ErrorData::internal_error(
+                "The tool crashed (it panicked) before it answered",
+                None,
+            ));
+        }
         let outcome = joined.unwrap_or_else(|_| {
             crate::Outcome::Error(crate::ToolError::new("The call's task ended abnormally"))
         });
@@ -594,6 +1204,14 @@ impl Start {
     }
 }
 
+fn unknown_tool(e: &ErrorData) -> bool {
+    e.data
+        .as_ref()
+        .and_then(|d| d.get("code"))
+        .and_then(Value::as_str)
+        == Some("unknown_tool")
+}
+
 async fn ending_of(
     tm: &crate::Toolmark,
     tasks: &Tasks,
@@ -610,7 +1228,9 @@ async fn ending_of(
                 Some(serde_json::json!({"code": "unknown_tool"})),
             ));
         }
-        Outcome::Refused(r) if r.code == RefusalCode::Cancelled && signal.is_cancelled() => {
+        // Cancelled by tasks/cancel: whatever the tool made of it (a tool
+        // that turns its question's `Cancelled` into an error, say).
+        _ if signal.is_cancelled() => {
             return Ending::Cancelled;
         }
         Outcome::NeedsConfirmation {
@@ -642,6 +1262,7 @@ fn record_of(tm: &crate::Toolmark, tool: &str, created_ms: u64, ending: Ending) 
         updated_ms: crate::store::to_ms(tm.inner.now()),
         tool: tool.to_owned(),
         input_requests: None,
+        asked: Vec::new(),
         confirm: None,
         confirm_exp: None,
         result: None,
@@ -670,6 +1291,64 @@ fn record_of(tm: &crate::Toolmark, tool: &str, created_ms: u64, ending: Ending) 
     r
 }
 
+/// `tasks/update` for a task whose tool asked questions: each answer goes to
+/// the question it answers (its key, an answer of that question's kind);
+/// the others stay pending. On the instance the task runs on the waiting tool
+/// gets it at once; elsewhere it is left, sealed, in the task store, where the
+/// task's runner takes it within [`TaskOptions::poll`].
+async fn answer_questions(
+    tm: &crate::Toolmark,
+    tasks: &Tasks,
+    id: &str,
+    principal: &str,
+    mut record: Record,
+    responses: &InputResponses,
+) -> Result<(), ErrorData> {
+    if let Some(asker) = tasks.asker(id) {
+        return asker.deliver(responses).await;
+    }
+    let mut answered = Vec::new();
+    for q in &record.asked {
+        let Some(value) = responses.get(&q.key).filter(|v| fits(&q.key, v)) else {
+            continue;
+        };
+        let k = answer_key(id, &q.key);
+        let plain = serde_json::to_vec(&Mailed {
+            question: q.question.clone(),
+            value: value.clone(),
+        })
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let sealed = tasks
+            .sealer
+            .seal(Purpose::Task, &binding(&k, principal), &plain)
+            .ok_or_else(|| ErrorData::internal_error("the OS random source failed", None))?;
+        tasks
+            .options
+            .store
+            .put(&k, sealed, tasks.options.ttl)
+            .await
+            .map_err(|e| unavailable(&e))?;
+        answered.push(q.key.clone());
+    }
+    if answered.is_empty() {
+        return Ok(());
+    }
+    record.asked.retain(|q| !answered.contains(&q.key));
+    if let Some(requests) = &mut record.input_requests {
+        requests.retain(|k, _| !answered.contains(k));
+    }
+    if record.asked.is_empty() {
+        record.status = TaskStatus::Working;
+        record.message = Some("Answered: the call is running".to_owned());
+        record.input_requests = None;
+    }
+    record.updated_ms = crate::store::to_ms(tm.inner.now());
+    tasks
+        .save(id, principal, &record)
+        .await
+        .map_err(|e| unavailable(&e))
+}
+
 /// `tasks/update`: the client's answer to a task's confirmation (on the app's
 /// page: that the person decided). The approved call runs in the background;
 /// `tasks/get` shows it `working`, then its end. An update that decides nothing
@@ -686,6 +1365,9 @@ pub(crate) async fn update(
     let Some(record) = tasks.load(id, principal).await? else {
         return Err(not_found());
     };
+    if record.status == TaskStatus::InputRequired && !record.asked.is_empty() {
+        return answer_questions(tm, tasks, id, principal, record, responses).await;
+    }
     let (TaskStatus::InputRequired, Some(confirm), Some(mode)) =
         (record.status, record.confirm.clone(), mode)
     else {
@@ -766,6 +1448,15 @@ pub(crate) async fn cancel(
         TaskStatus::InputRequired => {
             if let Some(confirm) = &record.confirm {
                 let _ = tm.cancel_pending_async(confirm).await;
+            }
+            if !record.asked.is_empty() {
+                // The tool waits for its answers: stop it (here, or through the
+                // store on the instance it runs on).
+                tasks
+                    .request_cancel(id, principal)
+                    .await
+                    .map_err(|e| unavailable(&e))?;
+                record.asked.clear();
             }
             record.status = TaskStatus::Cancelled;
             record.message = Some("The call was cancelled".to_owned());
