@@ -675,6 +675,8 @@ fn sample_key(n: usize) -> String {
 /// question this round asked.
 #[derive(Serialize, Deserialize)]
 struct Answers {
+    /// This round's id (128 random bits): the state is used once.
+    id: String,
     answers: Vec<Answer>,
     asked: Asked,
     exp: u64,
@@ -704,7 +706,7 @@ impl Answerable {
 impl Round {
     /// The answers of a retry: the sealed earlier ones, then this round's.
     /// `Err` when the `requestState` does not open for this call (or expired).
-    pub(crate) fn open(
+    pub(crate) async fn open(
         sealer: &Sealer,
         tm: &Toolmark,
         call: (&str, &str, &Value),
@@ -729,9 +731,26 @@ impl Round {
                     serde_json::from_slice(&plain).map_err(|_| StateError::Tampered)?;
                 if crate::store::to_ms(tm.inner.now()) >= a.exp {
                     return Err(StateError::Outcome(Outcome::refused(
-                        RefusalCode::Cancelled,
+                        RefusalCode::ConfirmationExpired,
                         "The questions' requestState expired: call the tool again without it",
                     )));
+                }
+                // Single use, as a confirmation's handle: a replay (after the
+                // retry, or racing it) runs nothing.
+                match use_once(tm, &a.id, a.exp).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        return Err(StateError::Outcome(Outcome::refused(
+                            RefusalCode::ConfirmationExpired,
+                            "The questions' requestState was already used: call the tool again without it",
+                        )))
+                    }
+                    Err(e) => {
+                        return Err(StateError::Outcome(Outcome::refused(
+                            RefusalCode::Unavailable,
+                            e.to_string(),
+                        )))
+                    }
                 }
                 let mut answers = a.answers;
                 // Only the answer to the question this round asked, under its key.
@@ -782,6 +801,7 @@ impl Round {
             Question::Sample(_) => sample_key(n),
         };
         let plain = serde_json::to_vec(&Answers {
+            id: format!("round-{}", crate::confirm::new_confirm_id()),
             answers: crate::sync::lock(&self.answers).clone(),
             asked: Asked {
                 key: key.clone(),
@@ -845,6 +865,42 @@ impl Round {
         self.stop.cancel();
         crate::ClientError::Cancelled
     }
+}
+
+/// The most question rounds a process without a confirmation store remembers
+/// as used (expired ones are forgotten first; beyond it, a retry is refused
+/// `unavailable` rather than let a used round run again).
+const MAX_USED_ROUNDS: usize = 100_000;
+
+/// The question rounds used in this process (id → expiry in ms), for a toolmark
+/// without a confirmation store (its seal is this process's or the app's key).
+static USED_ROUNDS: std::sync::Mutex<Option<std::collections::HashMap<String, u64>>> =
+    std::sync::Mutex::new(None);
+
+/// Use the round `id` (expiring at `exp` ms) once: `Ok(true)` the first time.
+/// With a confirmation store, the store's take-once and tombstones (so it holds
+/// across every instance sharing it); without one, this process's memory.
+async fn use_once(tm: &Toolmark, id: &str, exp: u64) -> Result<bool, crate::store::StoreError> {
+    if let Some(shared) = &tm.inner.shared {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(exp);
+        return shared.use_once(id, at).await;
+    }
+    let now = crate::store::to_ms(tm.inner.now());
+    let mut used = crate::sync::lock(&USED_ROUNDS);
+    let used = used.get_or_insert_with(Default::default);
+    if used.contains_key(id) {
+        return Ok(false);
+    }
+    if used.len() >= MAX_USED_ROUNDS {
+        used.retain(|_, until| *until > now);
+        if used.len() >= MAX_USED_ROUNDS {
+            return Err(crate::store::StoreError::unavailable(
+                "too many question rounds are open in this process; try again later",
+            ));
+        }
+    }
+    used.insert(id.to_owned(), exp);
+    Ok(true)
 }
 
 /// Why a retry's `requestState` is not taken.
