@@ -27,6 +27,7 @@ mod oversize;
 mod python;
 mod python_2026;
 mod quiet_logs;
+mod rounds_confirmed;
 mod rounds_replay;
 
 mod session;
