@@ -28,6 +28,7 @@ mod python;
 mod python_2026;
 mod quiet_logs;
 mod rounds_confirmed;
+mod rounds_fallback;
 mod rounds_headers;
 mod rounds_replay;
 
