@@ -19,6 +19,11 @@
 //! expiry (by the toolmark's clock) it is `confirmation_expired`; it is single
 //! use because the confirmation is (a replay is `confirmation_expired`); a
 //! retry without an answer is asked again and never runs.
+//!
+//! The approved run has no client to ask: a tool that calls `ctx.elicit` or
+//! `ctx.sample` after its confirmation gets `not_supported` at once (a question
+//! round there would need a retry that runs the tool without its confirmation,
+//! which is used).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -606,6 +611,14 @@ mod tests {
 /// (`elicitation` in form mode, `sampling`) is not asked: the tool gets
 /// `not_supported`, and when the call then fails the request is answered
 /// `-32021` (MissingRequiredClientCapability) naming what it lacked.
+///
+/// Each round is used once: its `requestState` carries a random id, and the
+/// retry that opens it uses the id through the toolmark's
+/// [`ConfirmStore`](crate::store::ConfirmStore) (a placeholder record put and
+/// taken at once: the take leaves the store's tombstone, and of two racing
+/// uses one takes it, on any instance sharing the store), or this process's
+/// memory without a store. A replay, after the retry or racing it, is
+/// `confirmation_expired` and runs nothing, as a confirmation handle's replay.
 ///
 /// An answer answers exactly the question it was given for: the `requestState`
 /// seals the key and the text of the question the round asked, and a retry
