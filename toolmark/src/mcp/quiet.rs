@@ -192,7 +192,7 @@ fn take_arguments(
     let headed = params
         .get("name")
         .and_then(Value::as_str)
-        .and_then(|name| schema_of(name))
+        .and_then(schema_of)
         .map(|schema| header_paths(&schema))
         .unwrap_or_default();
     let mut kept = JsonObject::new();
