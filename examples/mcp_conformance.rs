@@ -265,7 +265,8 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
                     "properties": {"name": {"type": "string"}},
                     "required": ["name"]
                 });
-                let name = match ctx.elicit("What is your name?", schema).await? {
+                // Asked under the key the scenario answers (`user_name`).
+                let name = match ctx.elicit_keyed("user_name", "What is your name?", schema).await? {
                     Elicited::Accept(v) => v["name"].as_str().unwrap_or_default().to_owned(),
                     _ => "stranger".to_owned(),
                 };
@@ -314,7 +315,11 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
             "Asks the client's model a question",
             |ctx, _: NoInput| async move {
                 let answer = ctx
-                    .sample(SampleRequest::new("What is the capital of France?").max_tokens(100))
+                    .sample(
+                        SampleRequest::new("What is the capital of France?")
+                            .max_tokens(100)
+                            .key("capital_question"),
+                    )
                     .await?;
                 Ok::<_, ToolError>(Content::text(answer.text))
             },

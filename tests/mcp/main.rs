@@ -30,6 +30,7 @@ mod quiet_logs;
 mod rounds_confirmed;
 mod rounds_fallback;
 mod rounds_headers;
+mod rounds_keys;
 mod rounds_replay;
 
 mod session;

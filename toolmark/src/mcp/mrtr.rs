@@ -630,7 +630,9 @@ mod tests {
 pub(crate) struct Round {
     answers: std::sync::Mutex<Vec<Answer>>,
     next: std::sync::atomic::AtomicUsize,
-    asked: std::sync::Mutex<Option<(usize, Question, String)>>,
+    /// The question the run asked and had no answer for: its key, the
+    /// question and its text.
+    asked: std::sync::Mutex<Option<(String, Question, String)>>,
     /// What the request's client declared it answers.
     elicits: bool,
     samples: bool,
@@ -806,13 +808,9 @@ impl Round {
         tm: &Toolmark,
         call: (&str, &str, &Value),
     ) -> Option<Reply> {
-        let (n, question, text) = crate::sync::lock(&self.asked).take()?;
+        let (key, question, text) = crate::sync::lock(&self.asked).take()?;
         let (tool, principal, args) = call;
         let exp = crate::store::to_ms(tm.inner.now() + tm.inner.config.confirm_expiry);
-        let key = match &question {
-            Question::Elicit(_) => elicit_key(n),
-            Question::Sample(_) => sample_key(n),
-        };
         let plain = serde_json::to_vec(&Answers {
             id: format!("round-{}", crate::confirm::new_confirm_id()),
             answers: crate::sync::lock(&self.answers).clone(),
@@ -873,8 +871,8 @@ impl Round {
     }
 
     /// Stop the run: `question` goes back to the client.
-    fn ask(&self, n: usize, question: Question, text: String) -> crate::ClientError {
-        *crate::sync::lock(&self.asked) = Some((n, question, text));
+    fn ask(&self, key: String, question: Question, text: String) -> crate::ClientError {
+        *crate::sync::lock(&self.asked) = Some((key, question, text));
         self.stop.cancel();
         crate::ClientError::Cancelled
     }
@@ -944,7 +942,8 @@ impl crate::CallerClient for RoundClient {
         }
         let n = round.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let text = elicit_question(&request);
-        let result = match round.answer(n, &elicit_key(n), &text) {
+        let key = request.key.clone().unwrap_or_else(|| elicit_key(n));
+        let result = match round.answer(n, &key, &text) {
             Some(v) => match serde_json::from_value::<ElicitResult>(v) {
                 Ok(a) => Ok(match a.action {
                     ElicitationAction::Accept => {
@@ -966,7 +965,7 @@ impl crate::CallerClient for RoundClient {
                     })
                 } else {
                     // The run stops here; the question goes back to the client.
-                    Err(round.ask(n, Question::Elicit(request), text))
+                    Err(round.ask(key, Question::Elicit(request), text))
                 }
             }
         };
@@ -987,16 +986,17 @@ impl crate::CallerClient for RoundClient {
             })));
         }
         let n = round.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let key = request.key.clone().unwrap_or_else(|| sample_key(n));
         let params = super::client::sample_params(request);
         let text = sample_question(&params);
-        let result = match round.answer(n, &sample_key(n), &text) {
+        let result = match round.answer(n, &key, &text) {
             Some(v) => serde_json::from_value::<rmcp::model::CreateMessageResult>(v)
                 .map(super::client::sampled)
                 .map_err(|e| crate::ClientError::Failed {
                     reason: format!("the client's answer is not a sampling result: {e}"),
                 }),
             // The run stops here; the question goes back to the client.
-            None => Err(round.ask(n, Question::Sample(params), text)),
+            None => Err(round.ask(key, Question::Sample(params), text)),
         };
         Box::pin(std::future::ready(result))
     }
