@@ -7,8 +7,9 @@
 //!     --expected-failures tests/mcp/conformance-expected-failures.yml
 //! ```
 //!
-//! Scenarios a Toolmark server does not serve (prompts, resources,
-//! completions) are listed with their reasons in
+//! Resources, prompts and completions are served by the fixture's own rmcp
+//! handler behind Toolmark's tools (`McpServer::fallback_handler`); what the
+//! server does not pass is listed with its reason in
 //! `tests/mcp/conformance-expected-failures.yml`.
 //!
 //! The same server answers the 2026-07-28 scenarios of the suite's
@@ -18,6 +19,16 @@
 //! see `tests/mcp/conformance-2026-expected-failures.yml`.
 
 use std::time::Duration;
+
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, InputRequiredResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use serde_json::{json, Value};
 use toolmark::mcp::{Elicitation, McpServer, TaskOptions, TaskSupport};
@@ -38,6 +49,18 @@ struct Prompt {
     prompt: String,
 }
 
+/// A read tool (every fixture but `confirm_delete` and `test_confirm_then_ask`
+/// only reads).
+fn read<T, O, F, Fut>(name: &str, description: &str, run: F) -> ToolSpec
+where
+    T: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+    O: serde::Serialize,
+    F: Fn(ToolContext, T) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<O, ToolError>> + Send + 'static,
+{
+    ToolSpec::typed(name, description, run).effect(Effect::Read)
+}
+
 /// Elicit `schema` with `message` and describe the answer as text.
 async fn elicit(ctx: &ToolContext, message: String, schema: Value) -> Result<String, ToolError> {
     Ok(match ctx.elicit(message, schema).await? {
@@ -49,7 +72,7 @@ async fn elicit(ctx: &ToolContext, message: String, schema: Value) -> Result<Str
 
 fn elicitations() -> Vec<ToolSpec> {
     vec![
-        ToolSpec::typed(
+        read(
             "test_elicitation",
             "Asks the user for a username and an email",
             |ctx, a: Ask| async move {
@@ -64,9 +87,8 @@ fn elicitations() -> Vec<ToolSpec> {
                 let answer = elicit(&ctx, a.message, schema).await?;
                 Ok::<_, ToolError>(Content::text(format!("User response: {answer}")))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_elicitation_sep1034_defaults",
             "Asks the user a form whose fields all have defaults",
             |ctx, _: NoInput| async move {
@@ -88,9 +110,8 @@ fn elicitations() -> Vec<ToolSpec> {
                 let answer = elicit(&ctx, message.to_owned(), schema).await?;
                 Ok::<_, ToolError>(Content::text(format!("Elicitation completed: {answer}")))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_elicitation_sep1330_enums",
             "Asks the user a form with every kind of enum",
             |ctx, _: NoInput| async move {
@@ -121,17 +142,17 @@ fn elicitations() -> Vec<ToolSpec> {
                 let answer = elicit(&ctx, "Choose some options".to_owned(), schema).await?;
                 Ok::<_, ToolError>(Content::text(format!("Elicitation completed: {answer}")))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_sampling",
             "Asks the client's model to answer a prompt",
             |ctx, p: Prompt| async move {
-                let answer = ctx.sample(SampleRequest::new(p.prompt).max_tokens(100)).await?;
+                let answer = ctx
+                    .sample(SampleRequest::new(p.prompt).max_tokens(100))
+                    .await?;
                 Ok::<_, ToolError>(Content::text(format!("LLM response: {}", answer.text)))
             },
-        )
-        .effect(Effect::Read),
+        ),
     ]
 }
 
@@ -141,10 +162,9 @@ const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z
 const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
 
 fn content(name: &str, description: &str, make: fn() -> Content) -> ToolSpec {
-    ToolSpec::typed(name, description, move |_ctx, _: NoInput| async move {
+    read(name, description, move |_ctx, _: NoInput| async move {
         Ok::<_, ToolError>(make())
     })
-    .effect(Effect::Read)
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -162,6 +182,18 @@ struct Compute {
     label: String,
 }
 
+/// The `http-custom-header-server-validation` fixture: `region` travels as
+/// the `Mcp-Param-Region` header too (SEP-2243), which the server checks
+/// against the body.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Route {
+    /// Where to route (a gateway may route on the header).
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+    /// What to look up there.
+    query: String,
+}
+
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Delete {
     /// The file to delete.
@@ -173,14 +205,11 @@ struct Delete {
 fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Error>> {
     // `test_trigger_tool_change` shows or hides this scope: the tool list changes.
     let extra = tm.scope("extra");
-    extra.register(
-        ToolSpec::typed(
-            "listed_sometimes",
-            "Listed while the extra scope is shown",
-            |_ctx, _: NoInput| async { Ok::<_, ToolError>(Content::text("here")) },
-        )
-        .effect(Effect::Read),
-    )?;
+    extra.register(read(
+        "listed_sometimes",
+        "Listed while the extra scope is shown",
+        |_ctx, _: NoInput| async { Ok::<_, ToolError>(Content::text("here")) },
+    ))?;
     let one_answer = |key: &'static str, message: &'static str, field: &'static str| {
         move |ctx: ToolContext, _: NoInput| async move {
             let schema = json!({
@@ -193,16 +222,15 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
         }
     };
     Ok(vec![
-        ToolSpec::typed(
+        read(
             "test_missing_capability",
             "Needs the client's sampling capability",
             |ctx, _: NoInput| async move {
                 let answer = ctx.sample(SampleRequest::new("Say hello").max_tokens(20)).await?;
                 Ok::<_, ToolError>(Content::text(answer.text))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_logging_tool",
             "Logs three messages",
             |ctx, _: NoInput| async move {
@@ -211,15 +239,13 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
                 }
                 Ok::<_, ToolError>(Content::text("logged"))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_streaming_elicitation",
             "Asks the user a question",
             one_answer("streaming", "What is your name?", "name"),
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_trigger_tool_change",
             "Shows or hides the extra scope's tool",
             move |_ctx, _: NoInput| {
@@ -229,9 +255,8 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
                     Ok::<_, ToolError>(Content::text("the tool list changed"))
                 }
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_input_required_result_elicitation",
             "Asks the user's name",
             |ctx, _: NoInput| async move {
@@ -240,15 +265,15 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
                     "properties": {"name": {"type": "string"}},
                     "required": ["name"]
                 });
-                let name = match ctx.elicit("What is your name?", schema).await? {
+                // Asked under the key the scenario answers (`user_name`).
+                let name = match ctx.elicit_keyed("user_name", "What is your name?", schema).await? {
                     Elicited::Accept(v) => v["name"].as_str().unwrap_or_default().to_owned(),
                     _ => "stranger".to_owned(),
                 };
                 Ok::<_, ToolError>(Content::text(format!("Hello, {name}!")))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_input_required_result_request_state",
             "Asks for a confirmation",
             |ctx, _: NoInput| async move {
@@ -260,15 +285,13 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
                 ctx.elicit("Please confirm", schema).await?;
                 Ok::<_, ToolError>(Content::text("state-ok"))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_input_required_result_tampered_state",
             "Asks for a confirmation",
             one_answer("tampered", "Please confirm", "ok"),
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_input_required_result_multi_round",
             "Asks two questions, one after the other",
             |ctx, _: NoInput| async move {
@@ -286,20 +309,22 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
                 .await?;
                 Ok::<_, ToolError>(Content::text(format!("{name}; {color}")))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_input_required_result_sampling",
             "Asks the client's model a question",
             |ctx, _: NoInput| async move {
                 let answer = ctx
-                    .sample(SampleRequest::new("What is the capital of France?").max_tokens(100))
+                    .sample(
+                        SampleRequest::new("What is the capital of France?")
+                            .max_tokens(100)
+                            .key("capital_question"),
+                    )
                     .await?;
                 Ok::<_, ToolError>(Content::text(answer.text))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_input_required_result_capabilities",
             "Asks the client's model when it samples, else the user",
             |ctx, _: NoInput| async move {
@@ -308,8 +333,7 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
                     .await?;
                 Ok::<_, ToolError>(Content::text(answer.text))
             },
-        )
-        .effect(Effect::Read),
+        ),
         ToolSpec::new("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features")
             .input_schema(json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -334,29 +358,53 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
             }))
             .effect(Effect::Read)
             .handler(|_ctx, input| async move { Ok(json!({"received": input})) }),
-        // The Tasks extension's fixtures.
-        ToolSpec::typed("greet", "Greets someone", |_ctx, g: Greet| async move {
-            Ok::<_, ToolError>(Content::text(format!("Hello, {}!", g.name)))
-        })
-        .effect(Effect::Read),
+        read(
+            "test_custom_headers_server",
+            "Looks `query` up in `region` (an Mcp-Param-Region header)",
+            |_ctx, r: Route| async move {
+                Ok::<_, ToolError>(Content::text(format!("{} in {}", r.query, r.region)))
+            },
+        ),
+        // Consequential: its confirmation is a round (the client's accept),
+        // then it asks a question of its own, which the approved run cannot
+        // ask (`not_supported`): it says so and finishes.
         ToolSpec::typed(
+            "test_confirm_then_ask",
+            "Once confirmed, asks which color",
+            |ctx, _: NoInput| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {"color": {"type": "string"}},
+                    "required": ["color"]
+                });
+                Ok::<_, ToolError>(Content::text(match ctx.elicit("Which color?", schema).await {
+                    Ok(Elicited::Accept(v)) => format!("color: {}", v["color"]),
+                    Ok(_) => "no color".to_owned(),
+                    Err(e) => format!("asked nothing: {}", e.code()),
+                }))
+            },
+        )
+        .effect(Effect::Consequential),
+        // The Tasks extension's fixtures.
+        read("greet", "Greets someone", |_ctx, g: Greet| async move {
+            Ok::<_, ToolError>(Content::text(format!("Hello, {}!", g.name)))
+        }),
+        read(
             "slow_compute",
             "Works for `seconds`, then answers",
             |_ctx, c: Compute| async move {
                 tokio::time::sleep(Duration::from_secs_f64(c.seconds.clamp(0.0, 120.0))).await;
                 Ok::<_, ToolError>(Content::text(format!("computed {}", c.label)))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "failing_job",
             "Fails after a second",
             |_ctx, _: NoInput| async move {
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 Err::<(), _>(ToolError::new("failing_job failed, as it always does"))
             },
-        )
-        .effect(Effect::Read),
+        ),
         ToolSpec::typed(
             "confirm_delete",
             "Deletes an item once the user confirms (a task waiting for the answer)",
@@ -365,7 +413,7 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
             },
         )
         .effect(Effect::Destructive),
-        ToolSpec::typed(
+        read(
             "multi_input",
             "Works a moment (so it is a task), then asks two questions at once",
             |ctx, _: NoInput| async move {
@@ -385,9 +433,8 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
                 };
                 Ok::<_, ToolError>(Content::text(format!("{} and {}", name(a?), name(b?))))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_tool_with_task",
             "Asks the user's name (a round before the task), then answers as a task",
             |ctx, _: NoInput| async move {
@@ -402,9 +449,8 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
                 };
                 Ok::<_, ToolError>(Content::text(format!("Hello, {name}!")))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "protocol_error_job",
             "Panics",
             |_ctx, _: NoInput| async move {
@@ -414,8 +460,7 @@ fn fixtures_2026(tm: &Toolmark) -> Result<Vec<ToolSpec>, Box<dyn std::error::Err
                 }
                 Ok::<_, ToolError>(Content::text("unreachable"))
             },
-        )
-        .effect(Effect::Read),
+        ),
     ])
 }
 
@@ -455,7 +500,7 @@ fn app() -> Result<Toolmark, Box<dyn std::error::Error>> {
                     )
             },
         ),
-        ToolSpec::typed(
+        read(
             "test_error_handling",
             "Always fails",
             |_ctx, _: NoInput| async {
@@ -463,9 +508,8 @@ fn app() -> Result<Toolmark, Box<dyn std::error::Error>> {
                     "This tool intentionally returns an error for testing",
                 ))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_tool_with_progress",
             "Reports progress 0, 50, 100 of 100",
             |ctx, _: NoInput| async move {
@@ -477,9 +521,8 @@ fn app() -> Result<Toolmark, Box<dyn std::error::Error>> {
                 }
                 Ok::<_, ToolError>(Content::text("Progress test completed"))
             },
-        )
-        .effect(Effect::Read),
-        ToolSpec::typed(
+        ),
+        read(
             "test_tool_with_logging",
             "Sends three info log messages, 50 ms apart",
             |ctx, _: NoInput| async move {
@@ -490,8 +533,7 @@ fn app() -> Result<Toolmark, Box<dyn std::error::Error>> {
                 ctx.log(LogLevel::Info, "Tool execution completed");
                 Ok::<_, ToolError>(Content::text("Logging test completed"))
             },
-        )
-        .effect(Effect::Read),
+        ),
     ];
     for spec in specs
         .into_iter()
@@ -508,6 +550,217 @@ fn app() -> Result<Toolmark, Box<dyn std::error::Error>> {
         tm.scope_with(spec.name(), own).register(spec)?;
     }
     Ok(tm)
+}
+
+/// The resources, resource template, prompts and completions the suite's
+/// scenarios name, served by an rmcp handler of the fixture's own behind
+/// Toolmark's tools ([`McpServer::fallback_handler`]).
+struct Everything;
+
+/// How long the lists and reads may be cached (2026-07-28 `ttlMs`).
+const TTL_MS: u64 = 60_000;
+
+const TEXT_URI: &str = "test://static-text";
+const BINARY_URI: &str = "test://static-binary";
+const TEMPLATE: &str = "test://template/{id}/data";
+
+fn fresh<T: serde::de::DeserializeOwned>(mut v: Value) -> Result<T, ErrorData> {
+    v["ttlMs"] = json!(TTL_MS);
+    v["cacheScope"] = json!("public");
+    serde_json::from_value(v).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+impl ServerHandler for Everything {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_prompts()
+                .enable_completions()
+                .build(),
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        fresh(json!({"resources": [
+            {"uri": TEXT_URI, "name": "static-text", "description": "A static text resource",
+             "mimeType": "text/plain"},
+            {"uri": BINARY_URI, "name": "static-binary", "description": "A static PNG",
+             "mimeType": "image/png"}
+        ]}))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        fresh(json!({"resourceTemplates": [
+            {"uriTemplate": TEMPLATE, "name": "template-data",
+             "description": "Data for an id", "mimeType": "application/json"}
+        ]}))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let id = uri
+            .strip_prefix("test://template/")
+            .and_then(|rest| rest.strip_suffix("/data"))
+            .filter(|id| !id.is_empty() && !id.contains('/'));
+        let contents = match (uri.as_str(), id) {
+            (TEXT_URI, _) => json!({"uri": uri, "mimeType": "text/plain",
+                "text": "This is the content of the static text resource."}),
+            (BINARY_URI, _) => json!({"uri": uri, "mimeType": "image/png", "blob": PNG}),
+            (_, Some(id)) => json!({"uri": uri, "mimeType": "application/json",
+                "text": json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+                    .to_string()}),
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "Resource not found",
+                    Some(json!({"uri": uri})),
+                ))
+            }
+        };
+        let result: ReadResourceResult = fresh(json!({"contents": [contents]}))?;
+        Ok(result.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let arg = |name: &str, description: &str| json!({"name": name, "description": description, "required": true});
+        fresh(json!({"prompts": [
+            {"name": "test_simple_prompt", "description": "A prompt without arguments"},
+            {"name": "test_prompt_with_arguments", "description": "A prompt with two arguments",
+             "arguments": [arg("arg1", "First test argument"), arg("arg2", "Second test argument")]},
+            {"name": "test_prompt_with_embedded_resource", "description": "A prompt embedding a resource",
+             "arguments": [arg("resourceUri", "URI of the resource to embed")]},
+            {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+            {"name": "test_input_required_result_prompt",
+             "description": "A prompt that asks the user for context first"}
+        ]}))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let arg = |name: &str| {
+            args.get(name)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let user = |content: Value| json!({"role": "user", "content": content});
+        let text = |t: String| user(json!({"type": "text", "text": t}));
+        let messages = match request.name.as_str() {
+            "test_simple_prompt" => vec![text("This is a simple prompt for testing.".to_owned())],
+            "test_prompt_with_arguments" => vec![text(format!(
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                arg("arg1"),
+                arg("arg2")
+            ))],
+            "test_prompt_with_embedded_resource" => vec![
+                user(json!({"type": "resource", "resource": {
+                    "uri": arg("resourceUri"), "mimeType": "text/plain",
+                    "text": "Embedded resource content for testing."}})),
+                text("Please process the embedded resource above.".to_owned()),
+            ],
+            "test_prompt_with_image" => vec![
+                user(json!({"type": "image", "data": PNG, "mimeType": "image/png"})),
+                text("Please analyze the image above.".to_owned()),
+            ],
+            // SEP-2322 outside a tool: the prompt asks the user first (an
+            // `input_required` round); the retry carries the answer.
+            "test_input_required_result_prompt" => {
+                let answer = request
+                    .input_responses
+                    .as_ref()
+                    .and_then(|r| r.get("context"))
+                    .and_then(|v| v.get("content"))
+                    .and_then(|c| c.get("context"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                match answer {
+                    Some(context) => vec![text(format!("A prompt for: {context}"))],
+                    None => {
+                        let ask: InputRequiredResult = serde_json::from_value(json!({
+                            "resultType": "input_required",
+                            "inputRequests": {"context": {
+                                "method": "elicitation/create",
+                                "params": {
+                                    "mode": "form",
+                                    "message": "What context should the prompt use?",
+                                    "requestedSchema": {"type": "object",
+                                        "properties": {"context": {"type": "string"}},
+                                        "required": ["context"]}
+                                }
+                            }}
+                        }))
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                        return Ok(GetPromptResponse::InputRequired(ask));
+                    }
+                }
+            }
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("Unknown prompt: {other}"),
+                    None,
+                ))
+            }
+        };
+        let result: GetPromptResult = serde_json::from_value(json!({ "messages": messages }))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(result.into())
+    }
+
+    // 2025-11-25 clients subscribe to a resource (the 2026-07-28 revision
+    // drops these two); nothing here changes, so nothing is ever sent.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        _: SubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        _: UnsubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let prefix = request.argument.value;
+        let values = ["test", "testing", "tested", "value"]
+            .iter()
+            .filter(|v| v.starts_with(&prefix))
+            .map(|v| (*v).to_owned())
+            .collect();
+        let info = CompletionInfo::new(values).map_err(|e| ErrorData::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
+    }
 }
 
 #[tokio::main]
@@ -534,8 +787,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .confirm_by_elicitation(
             Elicitation::consequential()
                 .destructive()
-                .only(["confirm_delete"]),
+                .only(["confirm_delete", "test_confirm_then_ask"]),
         )
+        // Resources, prompts and completions: the fixture's own rmcp handler.
+        .fallback_handler(Everything)
         .server_info("toolmark-conformance", env!("CARGO_PKG_VERSION"))
         .serve_listener(listener)
         .await?;

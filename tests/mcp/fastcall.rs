@@ -277,15 +277,18 @@ async fn what_the_fast_path_leaves_to_rmcp_is_answered_as_before() {
         .unwrap();
     let (fast2, slow2) = routers(&tm2, |s| s);
     let plain = Req::call("geo.find", json!({"region": "eu"}));
+    let with_header =
+        Req::call("geo.find", json!({"region": "eu"})).header("mcp-param-region", Some("eu"));
     logs.rmcp_requests();
-    let a = send(&fast2, &plain).await;
+    let a = send(&fast2, &with_header).await;
     assert_eq!(logs.rmcp_requests(), 1, "left to rmcp's service");
-    assert_eq!(a, send(&slow2, &plain).await);
-    let with_header = plain.header("mcp-param-region", Some("eu"));
-    assert_eq!(
-        send(&fast2, &with_header).await,
-        send(&slow2, &with_header).await
-    );
+    assert_eq!(a.0, 200, "{}", a.2);
+    assert_eq!(a, send(&slow2, &with_header).await);
+    // Without its header: rmcp's -32020 (checked against the real argument),
+    // the same on both.
+    let missing = send(&fast2, &plain).await;
+    assert_eq!(missing.0, 400, "{}", missing.2);
+    assert_eq!(missing, send(&slow2, &plain).await);
 }
 
 /// `requestState` is a fresh sealed handle per round: the rest is compared.

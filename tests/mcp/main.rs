@@ -27,6 +27,11 @@ mod oversize;
 mod python;
 mod python_2026;
 mod quiet_logs;
+mod rounds_confirmed;
+mod rounds_fallback;
+mod rounds_headers;
+mod rounds_keys;
+mod rounds_replay;
 mod scopes_shared;
 
 mod session;

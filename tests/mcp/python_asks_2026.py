@@ -7,6 +7,9 @@ Usage: python_asks_2026.py <url, e.g. http://127.0.0.1:PORT/mcp>
   sampling_callback; the tool gets the model's text.
 - Two `ctx.elicit` in a row are two rounds the SDK answers with its
   elicitation_callback.
+- A consequential tool whose confirmation is a round and that, once approved,
+  asks a question of its own: the question fails at once (`not_supported`),
+  the confirmation was the only thing asked, the call answers.
 - A tool that fails for want of sampling, called by a client that declared no
   sampling, is the JSON-RPC error -32021 naming `sampling`.
 
@@ -46,8 +49,11 @@ async def main(url: str) -> None:
 
     async def elicit(ctx, params) -> types.ElicitResult:
         asked.append(params.message)
-        field = next(iter(params.requested_schema["properties"]))
-        return types.ElicitResult(action="accept", content={field: f"answer-{len(asked)}"})
+        fields = list(params.requested_schema.get("properties", {}))
+        if not fields:
+            # A confirmation (approve or reject): nothing to fill in.
+            return types.ElicitResult(action="accept", content={})
+        return types.ElicitResult(action="accept", content={fields[0]: f"answer-{len(asked)}"})
 
     async with Client(
         url, mode="auto", cache=None, sampling_callback=sample, elicitation_callback=elicit
@@ -61,6 +67,17 @@ async def main(url: str) -> None:
         check("answer-1" in text(r) and "answer-2" in text(r), f"both answers: {r}")
         check(
             asked == ["Step 1: What is your name?", "Step 2: What is your favorite color?"],
+            f"asked: {asked}",
+        )
+        # A consequential tool confirmed by a round that, once approved, asks
+        # its own question: the question is not asked (not_supported, at once),
+        # the confirmation was asked once, the call answers (no hang).
+        asked.clear()
+        with anyio.fail_after(30):
+            r = await client.call_tool("test_confirm_then_ask", {})
+        check(not r.is_error and text(r) == "asked nothing: not_supported", f"confirmed: {r}")
+        check(
+            len(asked) == 1 and asked[0].startswith("Allow `test_confirm_then_ask`?"),
             f"asked: {asked}",
         )
 

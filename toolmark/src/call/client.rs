@@ -97,6 +97,32 @@ pub struct ElicitRequest {
     /// The JSON schema of the answer: an object schema whose properties are
     /// primitives (string, number, integer, boolean, enums), as MCP allows.
     pub schema: Value,
+    /// The name the tool gave the question
+    /// ([`ToolContext::elicit_keyed`](crate::ToolContext::elicit_keyed)): its
+    /// key in an MCP 2026-07-28 `input_required` round. `None`: the transport
+    /// names it (`elicit-N`).
+    pub key: Option<String>,
+}
+
+/// Whether `key` can name a question: 1 to 64 of `A-Z a-z 0-9 _ - .`, and not
+/// `confirm` (the key of a confirmation round).
+pub(crate) fn check_key(key: &str) -> Result<(), ClientError> {
+    let ok = (1..=64).contains(&key.len())
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && key != "confirm";
+    if ok {
+        Ok(())
+    } else {
+        Err(ClientError::InvalidRequest {
+            reason: format!(
+                "a question's key is 1 to 64 letters, digits, `_`, `-` or `.`, and not \
+                 `confirm` (got {} bytes)",
+                key.len()
+            ),
+        })
+    }
 }
 
 /// The user's answer to an [`ElicitRequest`].
@@ -161,6 +187,10 @@ pub struct SampleRequest {
     pub max_tokens: u32,
     /// The sampling temperature, if any.
     pub temperature: Option<f32>,
+    /// The name the tool gave the question ([`key`](Self::key)): its key in
+    /// an MCP 2026-07-28 `input_required` round. `None`: the transport names
+    /// it (`sample-N`).
+    pub key: Option<String>,
 }
 
 impl SampleRequest {
@@ -176,7 +206,23 @@ impl SampleRequest {
             system_prompt: None,
             max_tokens: 1024,
             temperature: None,
+            key: None,
         }
+    }
+
+    /// Name the question `key` (1 to 64 of `A-Z a-z 0-9 _ - .`): on MCP
+    /// 2026-07-28 it is asked under `inputRequests.<key>` instead of a
+    /// numbered key, for clients that answer by name. A key that is not valid
+    /// fails the request with [`ClientError::InvalidRequest`].
+    ///
+    /// ```
+    /// let request = toolmark::SampleRequest::new("The capital of France?").key("capital_question");
+    /// assert_eq!(request.key.as_deref(), Some("capital_question"));
+    /// ```
+    #[must_use]
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
     }
 
     /// The most tokens the model may produce.

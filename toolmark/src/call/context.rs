@@ -527,13 +527,53 @@ impl ToolContext {
         message: impl Into<String>,
         schema: Value,
     ) -> Result<Elicited, ClientError> {
+        self.ask_form(None, message.into(), schema).await
+    }
+
+    /// [`elicit`](Self::elicit), with the question named `key` (1 to 64 of
+    /// `A-Z a-z 0-9 _ - .`, not `confirm`): on MCP 2026-07-28 it is asked under
+    /// `inputRequests.<key>` instead of a numbered key (`elicit-N`), for
+    /// clients that answer by name. Elsewhere the key changes nothing. A key
+    /// that is not valid is [`ClientError::InvalidRequest`] (code
+    /// `invalid_request`); the key is the tool's constant, never scrubbed, so
+    /// it must not carry input.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolmark::{Elicited, ToolContext, ToolError};
+    /// async fn greet(ctx: ToolContext) -> Result<String, ToolError> {
+    ///     let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    ///     Ok(match ctx.elicit_keyed("user_name", "What is your name?", schema).await? {
+    ///         Elicited::Accept(v) => format!("Hello, {}!", v["name"].as_str().unwrap_or("you")),
+    ///         _ => "Hello!".to_owned(),
+    ///     })
+    /// }
+    /// ```
+    pub async fn elicit_keyed(
+        &self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<Elicited, ClientError> {
+        let key = key.into();
+        crate::call::client::check_key(&key)?;
+        self.ask_form(Some(key), message.into(), schema).await
+    }
+
+    async fn ask_form(
+        &self,
+        key: Option<String>,
+        message: String,
+        schema: Value,
+    ) -> Result<Elicited, ClientError> {
         let Some(client) = self.call.client() else {
             return Err(ClientError::no_client("elicitation"));
         };
         let secrets = self.call.secrets();
         let request = ElicitRequest {
-            message: scrub(&message.into(), &secrets),
+            message: scrub(&message, &secrets),
             schema: crate::call::scrub_output(schema, &secrets),
+            key,
         };
         let signal = self.signal();
         let _paused = Deadline::pause(&self.call);
@@ -566,6 +606,9 @@ impl ToolContext {
             return Err(ClientError::no_client("sampling"));
         };
         let mut request = request.into();
+        if let Some(key) = &request.key {
+            crate::call::client::check_key(key)?;
+        }
         let secrets = self.call.secrets();
         if !secrets.is_empty() {
             for m in &mut request.messages {

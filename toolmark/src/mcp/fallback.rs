@@ -6,7 +6,7 @@ use futures_util::future::BoxFuture;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    ReadResourceRequestParams, ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig,
     SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
@@ -129,6 +129,59 @@ pub(crate) fn merge(ours: &mut ServerCapabilities, theirs: ServerCapabilities) {
     ours.completions = theirs.completions;
 }
 
+/// A result the app's handler built: it says it is complete (`resultType`,
+/// which 2026-07-28 requires and rmcp strips for older clients) even when the
+/// handler built it without (from JSON, say).
+trait Completed {
+    fn completed(self) -> Self;
+}
+
+macro_rules! completed {
+    ($($t:ty),*) => {$(
+        impl Completed for $t {
+            fn completed(mut self) -> Self {
+                self.result_type.get_or_insert(ResultType::COMPLETE);
+                self
+            }
+        }
+    )*};
+}
+
+completed!(
+    CompleteResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult
+);
+
+impl Completed for GetPromptResponse {
+    fn completed(self) -> Self {
+        match self {
+            GetPromptResponse::Complete(mut r) => {
+                r.result_type.get_or_insert(ResultType::COMPLETE);
+                GetPromptResponse::Complete(r)
+            }
+            other => other,
+        }
+    }
+}
+
+impl Completed for ReadResourceResponse {
+    fn completed(self) -> Self {
+        match self {
+            ReadResourceResponse::Complete(mut r) => {
+                r.result_type.get_or_insert(ResultType::COMPLETE);
+                ReadResourceResponse::Complete(r)
+            }
+            other => other,
+        }
+    }
+}
+
+impl Completed for () {
+    fn completed(self) -> Self {}
+}
+
 /// The fallback's answer, or "method not found" (`-32601`) without one.
 macro_rules! forward {
     ($name:ident, $params:ty, $result:ty, $method:ty) => {
@@ -138,7 +191,7 @@ macro_rules! forward {
             context: RequestContext<RoleServer>,
         ) -> Result<$result, ErrorData> {
             match fallback {
-                Some(f) => f.$name(request, context).await,
+                Some(f) => f.$name(request, context).await.map(Completed::completed),
                 None => Err(ErrorData::method_not_found::<$method>()),
             }
         }

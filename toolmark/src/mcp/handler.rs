@@ -497,7 +497,9 @@ impl McpSession {
                     request.input_responses.as_ref(),
                     mrtr::Answerable::of(caps.as_ref()),
                     stop.clone(),
-                ) {
+                )
+                .await
+                {
                     Ok(round) => {
                         options = options
                             .signal(stop)

@@ -739,7 +739,10 @@ impl McpServer {
             );
             router = router.layer(from_fn_with_state(Arc::new(fast), super::fastlist::serve));
         }
-        let mut router = router.layer(axum::middleware::from_fn(super::quiet::hide_http));
+        let mut router = router.layer(from_fn_with_state(
+            super::quiet::schema_of(self),
+            super::quiet::hide_http,
+        ));
         if self.config.shared_catalog.is_some() {
             // 2026-07-28 tools/call without rmcp's per-request service; in front
             // of the arguments layer, so its body is parsed once.

@@ -56,6 +56,11 @@
 //! - **Everything else**: resources, prompts and completions go to an rmcp
 //!   handler of your own ([`McpServer::fallback_handler`]); without one they
 //!   are "method not found".
+//! - **Header parameters** (2026-07-28, SEP-2243): a parameter marked
+//!   `x-mcp-header` in the input schema (`#[schemars(extend("x-mcp-header" =
+//!   "Region"))]` on a typed tool's field) travels as an `Mcp-Param-*` HTTP
+//!   header too, checked against the body's value (`-32020` when they differ);
+//!   registration refuses a sensitive one, and a malformed one (`invalid_spec`).
 //!
 //! Over HTTP ([`McpServer::router`], [`McpServer::serve_http`]) the server checks
 //! `Host` (strictly parsed) and `Origin` (loopback only unless configured), an
@@ -126,7 +131,7 @@
 //! | HTTP | POST, GET (SSE), DELETE | POST only (GET and DELETE are 405); `Mcp-Method` and `Mcp-Name` checked against the body; a plain JSON reply when the call sends no notification, SSE when it does |
 //! | list changes | `notifications/tools/list_changed` to the session | to a `subscriptions/listen` stream that asked for `toolsListChanged`; each `tools/list` says how long it stays fresh (`ttlMs`, [`McpServer::list_ttl`]) |
 //! | a consequential call | the app's [`ConfirmHandler`](crate::ConfirmHandler) while the call waits, or an `elicitation/create` to the session ([`McpServer::confirm_by_elicitation`]) | the app's handler, or a **multi round-trip request**: `input_required` with the question and a sealed `requestState`, answered in the retry ([`Elicitation`]); or the person on the app's page ([`ApprovalPage`]) |
-//! | [`ToolContext::elicit`](crate::ToolContext::elicit) | `elicitation/create` to the session | an `input_required` round (`inputRequests.elicit-N`); the tool runs again from the start with the answers, so ask before doing what should happen once; an answer counts only for the question (key and text) it was given for; without the `elicitation` capability in `_meta`, a call that fails for it is `-32021` |
+//! | [`ToolContext::elicit`](crate::ToolContext::elicit) | `elicitation/create` to the session | an `input_required` round (`inputRequests.elicit-N`, or the tool's own name for the question: [`ToolContext::elicit_keyed`](crate::ToolContext::elicit_keyed), [`SampleRequest::key`](crate::SampleRequest::key)); the tool runs again from the start with the answers, so ask before doing what should happen once; an answer counts only for the question (key and text) it was given for; each round's `requestState` is used once (a replay is `confirmation_expired`, on every instance sharing the [`ConfirmStore`](crate::store::ConfirmStore)); after a confirmation asked through the client, `not_supported`; without the `elicitation` capability in `_meta`, a call that fails for it is `-32021` |
 //! | [`ToolContext::log`](crate::ToolContext::log) | `notifications/message` at the session's `logging/setLevel` | only for a request that opts in with `io.modelcontextprotocol/logLevel` in its `_meta` (logging is deprecated in 2026-07-28), at or above that level |
 //! | long calls | progress notifications | the same, or with the Tasks extension a **task** ([`TaskOptions`]): `tasks/get`, `tasks/update`, `tasks/cancel`; a task's `ctx.elicit`/`ctx.sample` are its `inputRequests`, answered by `tasks/update` while the tool waits; per-tool [`TaskSupport`] |
 //! | [`ToolContext::sample`](crate::ToolContext::sample) | `sampling/createMessage` to the session | an `input_required` round (`inputRequests.sample-N`, a `sampling/createMessage`), as `elicit`; without `sampling` in `_meta`, a call that fails for it is `-32021` |
@@ -206,7 +211,14 @@
 //! (the issue at `requestState`); a replay or an expired one is
 //! `confirmation_expired`; a retry without an answer is asked again and runs
 //! nothing. The same holds for the `requestState` of a tool's own questions
-//! (`ctx.elicit`, `ctx.sample`).
+//! (`ctx.elicit`, `ctx.sample`): each round is used once, through the
+//! [`ConfirmStore`](crate::store::ConfirmStore)'s take-once and tombstones when
+//! the toolmark has one (so on every instance sharing it), else in this
+//! process's memory. A consequential tool confirmed through the client cannot
+//! ask its own questions once approved: its confirmation is used, and a
+//! question round's retry would run it unconfirmed, so the approved run's
+//! `ctx.elicit` and `ctx.sample` get `not_supported` at once (the call answers,
+//! the tool runs once).
 
 mod approval;
 mod client;

@@ -19,6 +19,11 @@
 //! expiry (by the toolmark's clock) it is `confirmation_expired`; it is single
 //! use because the confirmation is (a replay is `confirmation_expired`); a
 //! retry without an answer is asked again and never runs.
+//!
+//! The approved run has no client to ask: a tool that calls `ctx.elicit` or
+//! `ctx.sample` after its confirmation gets `not_supported` at once (a question
+//! round there would need a retry that runs the tool without its confirmation,
+//! which is used).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -607,6 +612,14 @@ mod tests {
 /// `not_supported`, and when the call then fails the request is answered
 /// `-32021` (MissingRequiredClientCapability) naming what it lacked.
 ///
+/// Each round is used once: its `requestState` carries a random id, and the
+/// retry that opens it uses the id through the toolmark's
+/// [`ConfirmStore`](crate::store::ConfirmStore) (a placeholder record put and
+/// taken at once: the take leaves the store's tombstone, and of two racing
+/// uses one takes it, on any instance sharing the store), or this process's
+/// memory without a store. A replay, after the retry or racing it, is
+/// `confirmation_expired` and runs nothing, as a confirmation handle's replay.
+///
 /// An answer answers exactly the question it was given for: the `requestState`
 /// seals the key and the text of the question the round asked, and a retry
 /// takes only the response under that key (never one the server did not ask for,
@@ -617,7 +630,9 @@ mod tests {
 pub(crate) struct Round {
     answers: std::sync::Mutex<Vec<Answer>>,
     next: std::sync::atomic::AtomicUsize,
-    asked: std::sync::Mutex<Option<(usize, Question, String)>>,
+    /// The question the run asked and had no answer for: its key, the
+    /// question and its text.
+    asked: std::sync::Mutex<Option<(String, Question, String)>>,
     /// What the request's client declared it answers.
     elicits: bool,
     samples: bool,
@@ -675,6 +690,8 @@ fn sample_key(n: usize) -> String {
 /// question this round asked.
 #[derive(Serialize, Deserialize)]
 struct Answers {
+    /// This round's id (128 random bits): the state is used once.
+    id: String,
     answers: Vec<Answer>,
     asked: Asked,
     exp: u64,
@@ -704,7 +721,7 @@ impl Answerable {
 impl Round {
     /// The answers of a retry: the sealed earlier ones, then this round's.
     /// `Err` when the `requestState` does not open for this call (or expired).
-    pub(crate) fn open(
+    pub(crate) async fn open(
         sealer: &Sealer,
         tm: &Toolmark,
         call: (&str, &str, &Value),
@@ -729,9 +746,26 @@ impl Round {
                     serde_json::from_slice(&plain).map_err(|_| StateError::Tampered)?;
                 if crate::store::to_ms(tm.inner.now()) >= a.exp {
                     return Err(StateError::Outcome(Outcome::refused(
-                        RefusalCode::Cancelled,
+                        RefusalCode::ConfirmationExpired,
                         "The questions' requestState expired: call the tool again without it",
                     )));
+                }
+                // Single use, as a confirmation's handle: a replay (after the
+                // retry, or racing it) runs nothing.
+                match use_once(tm, &a.id, a.exp).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        return Err(StateError::Outcome(Outcome::refused(
+                            RefusalCode::ConfirmationExpired,
+                            "The questions' requestState was already used: call the tool again without it",
+                        )))
+                    }
+                    Err(e) => {
+                        return Err(StateError::Outcome(Outcome::refused(
+                            RefusalCode::Unavailable,
+                            e.to_string(),
+                        )))
+                    }
                 }
                 let mut answers = a.answers;
                 // Only the answer to the question this round asked, under its key.
@@ -782,14 +816,11 @@ impl Round {
         tm: &Toolmark,
         call: (&str, &str, &Value),
     ) -> Option<Reply> {
-        let (n, question, text) = crate::sync::lock(&self.asked).take()?;
+        let (key, question, text) = crate::sync::lock(&self.asked).take()?;
         let (tool, principal, args) = call;
         let exp = crate::store::to_ms(tm.inner.now() + tm.inner.config.confirm_expiry);
-        let key = match &question {
-            Question::Elicit(_) => elicit_key(n),
-            Question::Sample(_) => sample_key(n),
-        };
         let plain = serde_json::to_vec(&Answers {
+            id: format!("round-{}", crate::confirm::new_confirm_id()),
             answers: crate::sync::lock(&self.answers).clone(),
             asked: Asked {
                 key: key.clone(),
@@ -848,11 +879,47 @@ impl Round {
     }
 
     /// Stop the run: `question` goes back to the client.
-    fn ask(&self, n: usize, question: Question, text: String) -> crate::ClientError {
-        *crate::sync::lock(&self.asked) = Some((n, question, text));
+    fn ask(&self, key: String, question: Question, text: String) -> crate::ClientError {
+        *crate::sync::lock(&self.asked) = Some((key, question, text));
         self.stop.cancel();
         crate::ClientError::Cancelled
     }
+}
+
+/// The most question rounds a process without a confirmation store remembers
+/// as used (expired ones are forgotten first; beyond it, a retry is refused
+/// `unavailable` rather than let a used round run again).
+const MAX_USED_ROUNDS: usize = 100_000;
+
+/// The question rounds used in this process (id → expiry in ms), for a toolmark
+/// without a confirmation store (its seal is this process's or the app's key).
+static USED_ROUNDS: std::sync::Mutex<Option<std::collections::HashMap<String, u64>>> =
+    std::sync::Mutex::new(None);
+
+/// Use the round `id` (expiring at `exp` ms) once: `Ok(true)` the first time.
+/// With a confirmation store, the store's take-once and tombstones (so it holds
+/// across every instance sharing it); without one, this process's memory.
+async fn use_once(tm: &Toolmark, id: &str, exp: u64) -> Result<bool, crate::store::StoreError> {
+    if let Some(shared) = &tm.inner.shared {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(exp);
+        return shared.use_once(id, at).await;
+    }
+    let now = crate::store::to_ms(tm.inner.now());
+    let mut used = crate::sync::lock(&USED_ROUNDS);
+    let used = used.get_or_insert_with(Default::default);
+    if used.contains_key(id) {
+        return Ok(false);
+    }
+    if used.len() >= MAX_USED_ROUNDS {
+        used.retain(|_, until| *until > now);
+        if used.len() >= MAX_USED_ROUNDS {
+            return Err(crate::store::StoreError::unavailable(
+                "too many question rounds are open in this process; try again later",
+            ));
+        }
+    }
+    used.insert(id.to_owned(), exp);
+    Ok(true)
 }
 
 /// Why a retry's `requestState` is not taken.
@@ -883,7 +950,8 @@ impl crate::CallerClient for RoundClient {
         }
         let n = round.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let text = elicit_question(&request);
-        let result = match round.answer(n, &elicit_key(n), &text) {
+        let key = request.key.clone().unwrap_or_else(|| elicit_key(n));
+        let result = match round.answer(n, &key, &text) {
             Some(v) => match serde_json::from_value::<ElicitResult>(v) {
                 Ok(a) => Ok(match a.action {
                     ElicitationAction::Accept => {
@@ -905,7 +973,7 @@ impl crate::CallerClient for RoundClient {
                     })
                 } else {
                     // The run stops here; the question goes back to the client.
-                    Err(round.ask(n, Question::Elicit(request), text))
+                    Err(round.ask(key, Question::Elicit(request), text))
                 }
             }
         };
@@ -926,16 +994,17 @@ impl crate::CallerClient for RoundClient {
             })));
         }
         let n = round.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let key = request.key.clone().unwrap_or_else(|| sample_key(n));
         let params = super::client::sample_params(request);
         let text = sample_question(&params);
-        let result = match round.answer(n, &sample_key(n), &text) {
+        let result = match round.answer(n, &key, &text) {
             Some(v) => serde_json::from_value::<rmcp::model::CreateMessageResult>(v)
                 .map(super::client::sampled)
                 .map_err(|e| crate::ClientError::Failed {
                     reason: format!("the client's answer is not a sampling result: {e}"),
                 }),
             // The run stops here; the question goes back to the client.
-            None => Err(round.ask(n, Question::Sample(params), text)),
+            None => Err(round.ask(key, Question::Sample(params), text)),
         };
         Box::pin(std::future::ready(result))
     }

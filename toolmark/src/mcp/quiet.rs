@@ -17,6 +17,7 @@
 //! then logs its arguments as it received them.
 
 use std::fmt;
+use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -110,10 +111,38 @@ where
     }
 }
 
+/// The input schema of the tool a `tools/call` names, as listed (for its
+/// `x-mcp-header` parameters).
+pub(crate) type SchemaOf = Arc<dyn Fn(&str) -> Option<Arc<JsonObject>> + Send + Sync>;
+
+/// [`SchemaOf`] for `server`'s tools (a per-session server's: a new session's).
+pub(crate) fn schema_of(server: &super::McpServer) -> SchemaOf {
+    let server = server.clone();
+    Arc::new(move |name| {
+        let entry = match (&server.config.source, &server.config.shared_catalog) {
+            (_, Some(catalog)) => catalog.tm.inner.lookup(name),
+            (super::Source::Shared(tm), None) => tm.inner.lookup(name),
+            (super::Source::PerSession(f), None) => f().inner.lookup(name),
+        }?;
+        Some(Arc::clone(
+            &super::list::McpTool::of(&entry).tool.input_schema,
+        ))
+    })
+}
+
 /// The HTTP side: a `tools/call` body loses its `params.arguments` before
 /// rmcp's service parses it; they ride in the request's extensions (which rmcp
 /// hands the session as `http::request::Parts`). Other bodies pass untouched.
-pub(crate) async fn hide_http(req: Request, next: Next) -> Response {
+///
+/// The one exception: the parameters the tool's schema marks `x-mcp-header`
+/// (SEP-2243 `Mcp-Param-*`; never sensitive: registration refuses a sensitive
+/// one) stay in the body, so rmcp checks each header against its real value
+/// (a missing, extra or different header is its `-32020`).
+pub(crate) async fn hide_http(
+    axum::extract::State(schema_of): axum::extract::State<SchemaOf>,
+    req: Request,
+    next: Next,
+) -> Response {
     if req.method() != http::Method::POST {
         return next.run(req).await;
     }
@@ -126,7 +155,7 @@ pub(crate) async fn hide_http(req: Request, next: Next) -> Response {
         )
             .into_response();
     };
-    let bytes = match take_arguments(&bytes) {
+    let bytes = match take_arguments(&bytes, schema_of.as_ref()) {
         Some((rest, args)) => {
             parts.extensions.insert(Hidden(args));
             parts.headers.remove(http::header::CONTENT_LENGTH);
@@ -139,8 +168,13 @@ pub(crate) async fn hide_http(req: Request, next: Next) -> Response {
 }
 
 /// `(the body without its arguments, the arguments)` of a `tools/call`
-/// request; `None` for anything else (left to rmcp as it is).
-fn take_arguments(bytes: &[u8]) -> Option<(Vec<u8>, JsonObject)> {
+/// request; `None` for anything else (left to rmcp as it is). The body keeps
+/// the arguments at the paths the tool's schema (`schema_of`) marks
+/// `x-mcp-header`.
+fn take_arguments(
+    bytes: &[u8],
+    schema_of: &dyn Fn(&str) -> Option<Arc<JsonObject>>,
+) -> Option<(Vec<u8>, JsonObject)> {
     // Most bodies are not calls: no parse for them.
     const METHOD: &[u8] = b"tools/call";
     if !bytes.windows(METHOD.len()).any(|w| w == METHOD) {
@@ -155,7 +189,66 @@ fn take_arguments(bytes: &[u8]) -> Option<(Vec<u8>, JsonObject)> {
     let Some(Value::Object(args)) = params.remove("arguments") else {
         return None;
     };
+    let headed = params
+        .get("name")
+        .and_then(Value::as_str)
+        .and_then(schema_of)
+        .map(|schema| header_paths(&schema))
+        .unwrap_or_default();
+    let mut kept = JsonObject::new();
+    for path in &headed {
+        if let Some(v) = value_at(&args, path) {
+            keep_at(&mut kept, path, v.clone());
+        }
+    }
+    if !kept.is_empty() {
+        params.insert("arguments".to_owned(), Value::Object(kept));
+    }
     Some((serde_json::to_vec(&message).ok()?, args))
+}
+
+/// The paths of the properties a schema marks `x-mcp-header`, along
+/// `properties` chains from the root (where rmcp looks for them).
+pub(crate) fn header_paths(schema: &JsonObject) -> Vec<Vec<String>> {
+    fn walk(props: Option<&Value>, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        let Some(Value::Object(props)) = props else {
+            return;
+        };
+        for (name, prop) in props {
+            at.push(name.clone());
+            if prop.get("x-mcp-header").is_some() {
+                out.push(at.clone());
+            }
+            walk(prop.get("properties"), at, out);
+            at.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema.get("properties"), &mut Vec::new(), &mut out);
+    out
+}
+
+fn value_at<'a>(args: &'a JsonObject, path: &[String]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    rest.iter()
+        .try_fold(args.get(first)?, |v, key| v.as_object()?.get(key))
+}
+
+fn keep_at(into: &mut JsonObject, path: &[String], value: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut at = into;
+    for key in parents {
+        let slot = at
+            .entry(key.clone())
+            .or_insert_with(|| Value::Object(JsonObject::new()));
+        let Value::Object(next) = slot else {
+            return;
+        };
+        at = next;
+    }
+    at.insert(last.clone(), value);
 }
 
 #[cfg(test)]
@@ -168,7 +261,7 @@ mod tests {
     fn only_a_call_loses_its_arguments() {
         let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                           "params": {"name": "pay", "arguments": {"card": "4242"}}});
-        let (rest, args) = take_arguments(call.to_string().as_bytes()).unwrap();
+        let (rest, args) = take_arguments(call.to_string().as_bytes(), &|_| None).unwrap();
         assert_eq!(Value::Object(args), json!({"card": "4242"}));
         let rest: Value = serde_json::from_slice(&rest).unwrap();
         assert_eq!(
@@ -183,11 +276,46 @@ mod tests {
             json!([{"method": "tools/call"}]),
         ] {
             assert!(
-                take_arguments(other.to_string().as_bytes()).is_none(),
+                take_arguments(other.to_string().as_bytes(), &|_| None).is_none(),
                 "{other}"
             );
         }
-        assert!(take_arguments(b"{not json tools/call").is_none());
+        assert!(take_arguments(b"{not json tools/call", &|_| None).is_none());
+    }
+
+    #[test]
+    fn a_call_keeps_only_its_header_parameters_for_rmcp_to_check() {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "card": {"type": "string", "writeOnly": true},
+            "where": {"type": "object", "properties": {
+                "zone": {"type": "string", "x-mcp-header": "Zone"},
+                "note": {"type": "string"}
+            }}
+        }});
+        let schema = Arc::new(schema.as_object().unwrap().clone());
+        let lookup = |name: &str| (name == "ship").then(|| Arc::clone(&schema));
+        let args = json!({"region": "eu", "card": "4242",
+                          "where": {"zone": "b", "note": "by the door"}});
+        let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                          "params": {"name": "ship", "arguments": args}});
+        let (rest, hidden) = take_arguments(call.to_string().as_bytes(), &lookup).unwrap();
+        assert_eq!(Value::Object(hidden), args);
+        let rest: Value = serde_json::from_slice(&rest).unwrap();
+        assert_eq!(
+            rest["params"]["arguments"],
+            json!({"region": "eu", "where": {"zone": "b"}})
+        );
+        // Another tool, or a header parameter left out: nothing stays.
+        let other = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                           "params": {"name": "pay", "arguments": args}});
+        let (rest, _) = take_arguments(other.to_string().as_bytes(), &lookup).unwrap();
+        let rest: Value = serde_json::from_slice(&rest).unwrap();
+        assert!(rest["params"].get("arguments").is_none(), "{rest}");
+        let bare = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                          "params": {"name": "ship", "arguments": {"card": "4242"}}});
+        let (rest, _) = take_arguments(bare.to_string().as_bytes(), &lookup).unwrap();
+        assert!(!String::from_utf8(rest).unwrap().contains("4242"));
     }
 
     #[test]

@@ -1026,7 +1026,9 @@ impl Start {
                 self.input_responses.as_ref(),
                 self.answerable,
                 run_stop.clone(),
-            ) {
+            )
+            .await
+            {
                 Ok(round) => Some(round),
                 Err(super::mrtr::StateError::Tampered) => return Err(super::mrtr::tampered()),
                 Err(super::mrtr::StateError::Outcome(outcome)) => {

@@ -442,6 +442,44 @@ impl Shared {
         }))
     }
 
+    /// Use `id` once, across every instance of the store (an MCP question
+    /// round's `requestState`): `Ok(true)` the first time, `Ok(false)` ever after
+    /// (until `expires_at` + the grace). It is the store's own take-once: a
+    /// placeholder record is put (no caps apply, it opens as no confirmation, so
+    /// no listing shows it) and taken at once; the take leaves the tombstone, and
+    /// of two uses racing, one takes the record.
+    pub(crate) async fn use_once(
+        &self,
+        id: &str,
+        expires_at: SystemTime,
+    ) -> Result<bool, StoreError> {
+        if self.was_used(id) {
+            return Ok(false);
+        }
+        let record = ConfirmRecord {
+            id: id.to_owned(),
+            seq: 0,
+            caller: Caller::Mcp,
+            expires_ms: to_ms(expires_at),
+            sealed: String::new(),
+        };
+        let caps = Caps {
+            max: usize::MAX,
+            per_caller: usize::MAX,
+            hard: false,
+        };
+        self.store.put(record, caps).await?;
+        let token = new_confirm_id();
+        let until = Self::used_until(expires_at);
+        let first = self
+            .store
+            .take(id, &token, expires_at + GRACE)
+            .await?
+            .is_some();
+        self.mark_used(id, until);
+        Ok(first)
+    }
+
     /// Put a taken confirmation back (its answer was refused): the store puts the
     /// very record back, from its tombstone.
     pub(crate) async fn put_back(&self, id: &str, token: &str) {

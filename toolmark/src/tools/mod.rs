@@ -9,6 +9,7 @@
 //! runs a tool or waits on a queue: that is the call pipeline's job.
 
 pub(crate) mod collect;
+pub(crate) mod param_headers;
 pub(crate) mod private;
 pub(crate) mod registry;
 pub(crate) mod schema;

@@ -402,6 +402,17 @@ pub(crate) fn prepare(
         sensitive::mark_write_only(&mut s, &marked_paths);
         Arc::new(s)
     };
+    // MCP `x-mcp-header` parameters: well formed, and never a sensitive one.
+    let (matcher, dynamic) = match &sensitive {
+        EntrySensitive::Static(m) => (m.clone(), false),
+        EntrySensitive::Dynamic(_) => (Matcher::new(marked_paths.clone()), true),
+    };
+    super::param_headers::check(&schema, &matcher, dynamic).map_err(|reason| {
+        RegisterError::InvalidSpec {
+            tool: full.clone(),
+            reason,
+        }
+    })?;
 
     for need in &spec.states {
         if !config.states.contains(need.type_id) {
