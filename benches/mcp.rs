@@ -254,16 +254,31 @@ fn plain_router() -> axum::Router {
 }
 
 async fn discover<S: ServerHandler>(server: S) -> RunningService<RoleClient, ClientConfig> {
-    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
     let (a, b) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
         if let Ok(r) = server.serve(a).await {
             let _ = r.waiting().await;
         }
     });
+    discover_client(b).await
+}
+
+/// rmcp's client in discover mode (2026-07-28) on `McpServer::serve_io` over
+/// an in-process duplex: what a stdio client of `serve_stdio` talks to.
+async fn discover_io(server: McpServer) -> RunningService<RoleClient, ClientConfig> {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let (read, write) = tokio::io::split(a);
+        let _ = server.serve_io(read, write).await;
+    });
+    discover_client(b).await
+}
+
+async fn discover_client(io: tokio::io::DuplexStream) -> RunningService<RoleClient, ClientConfig> {
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
     ClientConfig::default()
         .serve_with_lifecycle(
-            b,
+            io,
             ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },
@@ -359,7 +374,7 @@ fn bench_2026(c: &mut Criterion) {
     // The call: over a stream (what stdio is) and over HTTP, both 2026-07-28.
     let (ours_io, plain_io, ours_url, plain_url) = rt.block_on(async {
         (
-            discover(McpServer::new(add_tool()).session()).await,
+            discover_io(McpServer::new(add_tool())).await,
             discover(Plain::new()).await,
             serve_router(McpServer::new(add_tool()).router()).await,
             serve_router(plain_router()).await,
@@ -580,7 +595,8 @@ fn profile(spec: &str) {
         rt.block_on(async move {
             let client = match server {
                 "rmcp" => discover(Plain::new()).await,
-                "toolmark" => discover(McpServer::new(add_tool()).session()).await,
+                "toolmark" => discover_io(McpServer::new(add_tool())).await,
+                "toolmark_session" => discover(McpServer::new(add_tool()).session()).await,
                 other => panic!("unknown row {other}_stream"),
             };
             for _ in 0..n {

@@ -30,6 +30,7 @@ mod quiet_logs;
 
 mod session;
 mod stateless;
+mod stdio_fast;
 mod typescript;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
