@@ -514,3 +514,59 @@ async fn a_call_still_running_past_the_drain_is_cancelled_at_the_end_of_input() 
         log.get()
     );
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn no_secret_reaches_rmcps_logs_on_either_side_of_the_front() {
+    let (logs, _guard) = capture();
+    let log = Log::default();
+    let tm = approving_app(&log);
+    // A 2025-11-25 session: every message goes through rmcp's loop, behind `Quiet`.
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(tm.clone());
+    let served = tokio::spawn(async move {
+        let (read, write) = tokio::io::split(a);
+        server.serve_io(read, write).await
+    });
+    let (r, w) = tokio::io::split(b);
+    let mut old = Wire {
+        w: Some(w),
+        r: BufReader::new(r),
+        served,
+    };
+    let init = old
+        .ask(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        )
+        .await;
+    assert!(init.contains("2025-11-25"), "{init}");
+    old.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let mut pay = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "pay.send", "arguments": {"to": "ada", "amount": 5, "card": SECRET}}});
+    let paid = old.ask(&pay).await;
+    assert!(paid.contains(r#""paid":5"#), "{paid}");
+    assert!(logs.rmcp_requests() >= 1, "rmcp's logs were captured");
+    // A 2026-07-28 session: a call the front takes, and one it leaves to rmcp
+    // (another version in its `_meta`).
+    let mut fast = Wire::open(McpServer::new(tm), true).await;
+    pay = call(
+        3,
+        "pay.send",
+        json!({"to": "ada", "amount": 5, "card": SECRET}),
+    );
+    let paid = fast.ask(&pay).await;
+    assert!(paid.contains(r#""paid":5"#), "{paid}");
+    pay["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    let left = fast.ask(&pay).await;
+    assert!(
+        left.contains(r#""paid":5"#),
+        "rmcp's dispatch ran it: {left}"
+    );
+    logs.rmcp_requests();
+    assert_eq!(
+        log.get().iter().filter(|l| l.starts_with("paid")).count(),
+        3
+    );
+}

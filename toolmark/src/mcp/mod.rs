@@ -94,7 +94,8 @@
 //! - **Secrets stay out of rmcp's logs.** rmcp logs every request it receives
 //!   at DEBUG (and TRACE), a `tools/call` with its arguments. The server takes
 //!   the arguments out before rmcp reads the message (a layer over HTTP, the
-//!   [`Quiet`] transport over stdio and [`McpServer::serve_transport`]), so no
+//!   [`Quiet`] transport over stdio and [`McpServer::serve_transport`]; a call
+//!   [`McpServer::serve_io`] answers itself never reaches rmcp's loop), so no
 //!   log level shows them. Nothing to do, unless you serve
 //!   [`McpServer::session`] on a transport yourself: then wrap the transport
 //!   with [`McpServer::serve_transport`] instead, or keep the `rmcp` target

@@ -389,7 +389,8 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
     /// A `notifications/cancelled` naming a call running here cancels it (the
     /// line still goes on to the session, as rmcp's loop hands it on).
     fn cancelled(&self, line: &[u8]) {
-        if lock(&self.inflight).is_empty() {
+        const METHOD: &[u8] = b"notifications/cancelled";
+        if lock(&self.inflight).is_empty() || !line.windows(METHOD.len()).any(|w| w == METHOD) {
             return;
         }
         let Ok(message) = serde_json::from_slice::<Value>(line) else {
