@@ -570,3 +570,43 @@ async fn no_secret_reaches_rmcps_logs_on_either_side_of_the_front() {
         3
     );
 }
+
+// Two worker threads: the copy of rmcp's output and the fast answer may run
+// at the same time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_message_longer_than_the_pipe_still_comes_before_the_answer() {
+    let tm = Toolmark::builder().build().unwrap();
+    tm.scope("big")
+        .register(
+            ToolSpec::typed("log", "Log a lot", |ctx, _: toolmark::NoInput| async move {
+                for i in 0..3 {
+                    ctx.log(
+                        toolmark::LogLevel::Info,
+                        format!("{i}{}", "x".repeat(300_000)),
+                    );
+                }
+                Ok::<_, ToolError>("done")
+            })
+            .effect(Effect::Read),
+        )
+        .unwrap();
+    tm.scope("extra")
+        .register(
+            ToolSpec::typed("ping", "Ping", |_ctx, _: toolmark::NoInput| async {
+                Ok::<_, ToolError>("pong")
+            })
+            .effect(Effect::Read),
+        )
+        .unwrap();
+    let (mut fast, mut slow) = wires(&tm, |s| s).await;
+    let mut req = call(80, "big.log", json!({}));
+    req["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
+    for _ in 0..20 {
+        fast.send(&req).await;
+        let (notes_a, a) = until_answer(&mut fast, 80).await;
+        slow.send(&req).await;
+        let (notes_b, b) = until_answer(&mut slow, 80).await;
+        assert_eq!(notes_a.len(), 3, "every message before the answer");
+        assert_eq!((notes_a, a), (notes_b, b));
+    }
+}
