@@ -116,7 +116,9 @@ fn bench(c: &mut Criterion) {
 //
 // Ratios to read: `toolmark_*` / `rmcp_tool_router_*` for the call (goal ≤ 0.9×;
 // `toolmark_http_rmcp_path` is the same call through rmcp's service, the path every
-// call took before the tools/call fast path),
+// call took before the tools/call fast path; `toolmark_stream` is
+// `McpServer::serve_io`, what `serve_stdio` runs, and `toolmark_transport_stream`
+// `McpServer::serve_transport`, rmcp's serve loop for every message),
 // `toolmark_mrtr_*` / `rmcp_tool_router_http` for an approval (a unit of one
 // plain round trip), `toolmark_cached_list_10k` / `rmcp_list_all_serialize_10k`
 // (goal ≤ 0.05×).
@@ -254,16 +256,41 @@ fn plain_router() -> axum::Router {
 }
 
 async fn discover<S: ServerHandler>(server: S) -> RunningService<RoleClient, ClientConfig> {
-    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
     let (a, b) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
         if let Ok(r) = server.serve(a).await {
             let _ = r.waiting().await;
         }
     });
+    discover_client(b).await
+}
+
+/// rmcp's client in discover mode (2026-07-28) on `McpServer::serve_io` over
+/// an in-process duplex: what a stdio client of `serve_stdio` talks to.
+async fn discover_io(server: McpServer) -> RunningService<RoleClient, ClientConfig> {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let (read, write) = tokio::io::split(a);
+        let _ = server.serve_io(read, write).await;
+    });
+    discover_client(b).await
+}
+
+/// The same client on `McpServer::serve_transport` (rmcp's serve loop for
+/// every message, the arguments hidden by `Quiet`).
+async fn discover_transport(server: McpServer) -> RunningService<RoleClient, ClientConfig> {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let _ = server.serve_transport(a).await;
+    });
+    discover_client(b).await
+}
+
+async fn discover_client(io: tokio::io::DuplexStream) -> RunningService<RoleClient, ClientConfig> {
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
     ClientConfig::default()
         .serve_with_lifecycle(
-            b,
+            io,
             ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },
@@ -357,9 +384,10 @@ fn bench_2026(c: &mut Criterion) {
         .unwrap();
 
     // The call: over a stream (what stdio is) and over HTTP, both 2026-07-28.
-    let (ours_io, plain_io, ours_url, plain_url) = rt.block_on(async {
+    let (ours_io, ours_transport, plain_io, ours_url, plain_url) = rt.block_on(async {
         (
-            discover(McpServer::new(add_tool()).session()).await,
+            discover_io(McpServer::new(add_tool())).await,
+            discover_transport(McpServer::new(add_tool())).await,
             discover(Plain::new()).await,
             serve_router(McpServer::new(add_tool()).router()).await,
             serve_router(plain_router()).await,
@@ -392,6 +420,10 @@ fn bench_2026(c: &mut Criterion) {
     g.bench_function("toolmark_stream", |bch| {
         bch.to_async(&rt)
             .iter(|| async { black_box(ours_io.call_tool(request()).await.unwrap()) });
+    });
+    g.bench_function("toolmark_transport_stream", |bch| {
+        bch.to_async(&rt)
+            .iter(|| async { black_box(ours_transport.call_tool(request()).await.unwrap()) });
     });
     g.bench_function("rmcp_tool_router_http", |bch| {
         bch.iter(|| {
@@ -561,8 +593,11 @@ fn call_request(session_header: bool) -> axum::http::Request<axum::body::Body> {
 /// server), `toolmark` (`McpServer::router()`), `toolmark_rmcp_path` (the same
 /// with an `Mcp-Session-Id` header rmcp ignores on a 2026-07-28 request and the
 /// fast path leaves to rmcp's service: the path every call took before it);
-/// `rmcp_stream` and `toolmark_stream`: the same call over the stdio framing
-/// (rmcp's client in discover mode over an in-process duplex).
+/// `<server>_stream`: the same call over the stdio framing (rmcp's client in
+/// discover mode over an in-process duplex) to `rmcp` (the `#[tool_router]`
+/// server on rmcp's transport), `toolmark` (`McpServer::serve_io`, what
+/// `serve_stdio` runs), `toolmark_transport` (`McpServer::serve_transport`)
+/// or `toolmark_session` (`McpServer::session()` served by rmcp as it is).
 fn profile(spec: &str) {
     use http_body_util::BodyExt;
     use tower::ServiceExt;
@@ -580,7 +615,9 @@ fn profile(spec: &str) {
         rt.block_on(async move {
             let client = match server {
                 "rmcp" => discover(Plain::new()).await,
-                "toolmark" => discover(McpServer::new(add_tool()).session()).await,
+                "toolmark" => discover_io(McpServer::new(add_tool())).await,
+                "toolmark_session" => discover(McpServer::new(add_tool()).session()).await,
+                "toolmark_transport" => discover_transport(McpServer::new(add_tool())).await,
                 other => panic!("unknown row {other}_stream"),
             };
             for _ in 0..n {

@@ -36,6 +36,7 @@ mod scopes_shared;
 
 mod session;
 mod stateless;
+mod stdio_fast;
 mod tasks_ask;
 mod tasks_canary;
 mod tasks_python;

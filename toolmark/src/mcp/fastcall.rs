@@ -101,26 +101,15 @@ impl FastCall {
         call: &CallToolRequestParams,
         meta: &RequestMetaObject,
     ) -> bool {
-        let modern = ProtocolVersion::V_2026_07_28;
         // The Mcp-Name header (one, unencoded: see `headers_ok`) is the body's.
         if mcp_name(headers) != Some(call.name.as_ref()) {
             return false;
         }
-        // The request's own `_meta`: 2026-07-28 (as the header says), complete,
-        // no progress token or log level (both make the call stream
-        // notifications before its answer).
-        if meta.protocol_version().as_ref() != Some(&modern)
-            || !meta.missing_required_keys(&modern).is_empty()
+        // Self-contained, with no progress token or log level (both make the
+        // call stream notifications before its answer).
+        if !self_contained(&self.server.config, meta)
             || meta.get_progress_token().is_some()
             || meta.log_level().is_some()
-        {
-            return false;
-        }
-        // A task is answered by the tasks path and its store.
-        if self.server.config.tasks.is_some()
-            && meta
-                .client_capabilities()
-                .is_some_and(|c| c.supports_tasks())
         {
             return false;
         }
@@ -134,6 +123,20 @@ impl FastCall {
         };
         !names_param_headers(McpTool::of(&entry).tool.input_schema.get("properties"))
     }
+}
+
+/// Whether a `tools/call`'s `_meta` makes it a self-contained 2026-07-28
+/// request: it names 2026-07-28 and is complete, and the call is not a task
+/// (answered by the tasks path and its store). Shared by the HTTP and the
+/// stdio fronts.
+pub(crate) fn self_contained(config: &super::Config, meta: &RequestMetaObject) -> bool {
+    let modern = ProtocolVersion::V_2026_07_28;
+    meta.protocol_version().as_ref() == Some(&modern)
+        && meta.missing_required_keys(&modern).is_empty()
+        && !(config.tasks.is_some()
+            && meta
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks()))
 }
 
 /// The request's one `Mcp-Name` value, if it is plain text (not the

@@ -99,7 +99,8 @@
 //! - **Secrets stay out of rmcp's logs.** rmcp logs every request it receives
 //!   at DEBUG (and TRACE), a `tools/call` with its arguments. The server takes
 //!   the arguments out before rmcp reads the message (a layer over HTTP, the
-//!   [`Quiet`] transport over stdio and [`McpServer::serve_transport`]), so no
+//!   [`Quiet`] transport over stdio and [`McpServer::serve_transport`]; a call
+//!   [`McpServer::serve_io`] answers itself never reaches rmcp's loop), so no
 //!   log level shows them. Nothing to do, unless you serve
 //!   [`McpServer::session`] on a transport yourself: then wrap the transport
 //!   with [`McpServer::serve_transport`] instead, or keep the `rmcp` target
@@ -233,6 +234,7 @@ pub(crate) mod mrtr;
 mod quiet;
 mod result;
 mod stateless;
+mod stdio;
 mod tasks;
 
 use std::fmt;
@@ -544,14 +546,46 @@ impl McpServer {
         McpSession::new(Arc::clone(&self.config), catalog)
     }
 
-    /// Serve one session over stdin/stdout until the client disconnects.
+    /// Serve one session over stdin/stdout until the client disconnects
+    /// ([`serve_io`](Self::serve_io) on the process's standard streams).
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
-        self.serve_transport(rmcp::transport::stdio()).await
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serve one session over a byte stream (newline-delimited JSON-RPC, the
+    /// stdio framing: a pipe, a socket, an in-process duplex) until the input
+    /// ends, with a call's arguments kept out of rmcp's own logs.
+    ///
+    /// A self-contained 2026-07-28 `tools/call` (its version, client info and
+    /// capabilities in its `_meta`, not a task) is read once and handed
+    /// straight to the session, without a trip through rmcp's serve loop;
+    /// everything else goes to rmcp's service for the same session unchanged.
+    /// Both answer the same bytes, on the same writer, one whole line at a
+    /// time, and a call's progress and log messages still come before its
+    /// answer.
+    ///
+    /// ```
+    /// # async fn run(tm: toolmark::Toolmark) -> std::io::Result<()> {
+    /// use toolmark::mcp::McpServer;
+    ///
+    /// let (client, server) = tokio::io::duplex(1 << 16);
+    /// let (read, write) = tokio::io::split(server);
+    /// # drop(client);
+    /// McpServer::new(tm).serve_io(read, write).await
+    /// # }
+    /// ```
+    pub async fn serve_io<R, W>(&self, read: R, write: W) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        stdio::serve(self, read, write).await
     }
 
     /// Serve one session on any rmcp transport (an in-process duplex, a
     /// socket) until the client disconnects, with a call's arguments kept out
-    /// of rmcp's own logs ([`Quiet`]).
+    /// of rmcp's own logs ([`Quiet`]). For a byte stream,
+    /// [`serve_io`](Self::serve_io) answers calls with less work.
     pub async fn serve_transport<T, E, A>(&self, transport: T) -> std::io::Result<()>
     where
         T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,

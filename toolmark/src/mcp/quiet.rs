@@ -8,7 +8,10 @@
 //!
 //! - over stdio and any rmcp transport served with
 //!   [`McpServer::serve_transport`](super::McpServer::serve_transport), by
-//!   [`Quiet`], a transport that wraps the real one;
+//!   [`Quiet`], a transport that wraps the real one (over
+//!   [`McpServer::serve_io`](super::McpServer::serve_io), what `serve_stdio`
+//!   runs, it wraps rmcp's side of the front: a call the front answers itself
+//!   never reaches rmcp's loop, every other message passes `Quiet`);
 //! - over HTTP, by a layer of [`McpServer::router`](super::McpServer::router)
 //!   that reads the body before rmcp's service does.
 //!
