@@ -551,13 +551,15 @@ mod tests {
     #[test]
     fn a_handle_opens_only_with_its_tool_caller_and_arguments() {
         let s = Sealer::new(&[3; 32]);
-        let args = json!({"to": "ada", "card": "4111-SECRET", "n": [1, {"b": 1, "a": 2}]});
-        let h = seal_handle(&s, "pay.send", "Bearer x", &args, "abc", 42).unwrap();
-        assert!(!h.contains("4111") && !h.contains("abc") && !h.contains("ada"));
+        let args = json!({"to": "zora", "card": "4111-SECRET", "n": [1, {"b": 1, "a": 2}]});
+        let h = seal_handle(&s, "pay.send", "Bearer x", &args, "id-xyz", 42).unwrap();
+        // The handle is lowercase hex: any of these would be the plain text showing
+        // through (hex digits alone could turn up by chance).
+        assert!(!h.contains("SECRET") && !h.contains("xyz") && !h.contains("zora"));
         let same_other_order =
-            json!({"n": [1, {"a": 2, "b": 1}], "card": "4111-SECRET", "to": "ada"});
+            json!({"n": [1, {"a": 2, "b": 1}], "card": "4111-SECRET", "to": "zora"});
         let opened = open_handle(&s, "pay.send", "Bearer x", &same_other_order, &h).unwrap();
-        assert_eq!((opened.id.as_str(), opened.exp), ("abc", 42));
+        assert_eq!((opened.id.as_str(), opened.exp), ("id-xyz", 42));
         assert!(
             open_handle(&s, "pay.other", "Bearer x", &args, &h).is_none(),
             "other tool"
