@@ -426,10 +426,31 @@ async fn a_sampling_round_of_a_call_with_a_card_and_cvc_shows_neither() {
 
     assert!(seen.len() >= 4);
     for (what, text) in &seen {
+        // A sealed `requestState` is a long run of lowercase hex, where four given
+        // digits turn up by chance about once in a hundred texts: the secrets are
+        // looked for outside such runs (a secret shown in plain text breaks them).
+        let plain = outside_hex_runs(text);
         for secret in [CARD, CVC, &CARD[..8], &CARD[8..]] {
-            assert!(!text.contains(secret), "{what} shows {secret}: {text}");
+            assert!(!plain.contains(secret), "{what} shows {secret}: {text}");
         }
     }
+}
+
+/// `text` with every run of 32 or more lowercase hex digits replaced by `…`.
+fn outside_hex_runs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() || ('a'..='f').contains(&c) {
+            run.push(c);
+            continue;
+        }
+        out.push_str(if run.len() >= 32 { "…" } else { &run });
+        run.clear();
+        out.push(c);
+    }
+    out.push_str(if run.len() >= 32 { "…" } else { &run });
+    out
 }
 
 /// `tasks/update` that decides nothing (no `confirm`, only the keys of the
