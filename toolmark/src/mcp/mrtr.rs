@@ -895,7 +895,7 @@ const MAX_USED_ROUNDS: usize = 100_000;
 
 /// The question rounds used in this process (id → expiry in ms), for a toolmark
 /// without a confirmation store (its seal is this process's or the app's key).
-static USED_ROUNDS: std::sync::Mutex<Option<std::collections::HashMap<String, u64>>> =
+static USED_ROUNDS: std::sync::Mutex<Option<crate::store::Expiring<()>>> =
     std::sync::Mutex::new(None);
 
 /// Use the round `id` (expiring at `exp` ms) once: `Ok(true)` the first time.
@@ -909,18 +909,17 @@ async fn use_once(tm: &Toolmark, id: &str, exp: u64) -> Result<bool, crate::stor
     let now = crate::store::to_ms(tm.inner.now());
     let mut used = crate::sync::lock(&USED_ROUNDS);
     let used = used.get_or_insert_with(Default::default);
-    if used.contains_key(id) {
+    if used.contains(id) {
         return Ok(false);
     }
+    // Forgetting the expired costs what is forgotten (an index by time).
+    used.prune(now);
     if used.len() >= MAX_USED_ROUNDS {
-        used.retain(|_, until| *until > now);
-        if used.len() >= MAX_USED_ROUNDS {
-            return Err(crate::store::StoreError::unavailable(
-                "too many question rounds are open in this process; try again later",
-            ));
-        }
+        return Err(crate::store::StoreError::unavailable(
+            "too many question rounds are open in this process; try again later",
+        ));
     }
-    used.insert(id.to_owned(), exp);
+    used.insert(id, exp, ());
     Ok(true)
 }
 

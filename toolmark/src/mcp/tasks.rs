@@ -134,7 +134,8 @@ pub trait TaskStore: Send + Sync + 'static {
 /// Tasks in process memory (the default): only this process answers them.
 #[derive(Default)]
 pub struct MemoryTaskStore {
-    map: Mutex<HashMap<String, (String, Instant)>>,
+    /// Task records by key until their expiry (pruned by time, not by a walk).
+    map: Mutex<crate::store::Expiring<String, Instant>>,
 }
 
 impl MemoryTaskStore {
@@ -161,17 +162,17 @@ impl TaskStore for MemoryTaskStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let now = Instant::now();
         let mut map = lock(&self.map);
-        map.retain(|_, (_, until)| *until > now);
-        map.insert(key.to_owned(), (value, now + ttl));
+        map.prune(now);
+        map.insert(key, now + ttl, value);
         Box::pin(std::future::ready(Ok(())))
     }
 
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
         let now = Instant::now();
         let found = lock(&self.map)
-            .get(key)
-            .filter(|(_, until)| *until > now)
-            .map(|(v, _)| v.clone());
+            .get_until(key)
+            .filter(|(until, _)| *until > now)
+            .map(|(_, v)| v.clone());
         Box::pin(std::future::ready(Ok(found)))
     }
 }

@@ -4,7 +4,6 @@
 //! cross-instance bridge, the expiry sweeper, and the operations whose outcome a
 //! fault made unknown.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime};
@@ -71,7 +70,7 @@ pub(crate) struct Shared {
     /// Ids used here (answered, dropped) or heard of on the bus, until when (ms
     /// by the toolmark's clock): a record written back under one is refused, and a
     /// bridge message about one is delivered once.
-    used: std::sync::Mutex<HashMap<String, u64>>,
+    used: std::sync::Mutex<super::expiring::Expiring<()>>,
     /// The scopes whose `when` flag is shared through the store
     /// (`ToolmarkBuilder::share_scope`), when any.
     pub(crate) scopes: Option<super::scopes::ScopeSync>,
@@ -228,7 +227,7 @@ impl Shared {
             disposed: AtomicBool::new(false),
             settling: tokio::sync::Mutex::new(()),
             limbo: std::sync::Mutex::new(Vec::new()),
-            used: std::sync::Mutex::new(HashMap::new()),
+            used: std::sync::Mutex::default(),
         }
     }
 
@@ -326,24 +325,18 @@ impl Shared {
 
     fn mark_used(&self, id: &str, until_ms: u64) {
         let mut used = lock(&self.used);
-        if used.len() >= MAX_USED {
-            if let Some(first) = used
-                .iter()
-                .min_by_key(|(_, until)| **until)
-                .map(|(k, _)| k.clone())
-            {
-                used.remove(&first);
-            }
+        if used.len() >= MAX_USED && !used.contains(id) {
+            used.remove_oldest();
         }
-        used.insert(id.to_owned(), until_ms);
+        used.insert(id, until_ms, ());
     }
 
     fn was_used(&self, id: &str) -> bool {
-        lock(&self.used).contains_key(id)
+        lock(&self.used).contains(id)
     }
 
     fn forget_used(&self, now_ms: u64) {
-        lock(&self.used).retain(|_, until| *until > now_ms);
+        lock(&self.used).prune(now_ms);
     }
 
     fn used_until(d_expires: SystemTime) -> u64 {

@@ -7,6 +7,7 @@ use std::time::SystemTime;
 use futures_util::future::BoxFuture;
 use tokio::sync::broadcast;
 
+use super::expiring::Expiring;
 use super::{
     to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, DecisionRecord, Evicted, ScopeRecord,
     StoreError, MAX_REMEMBERED,
@@ -39,7 +40,7 @@ struct State {
     order: BTreeMap<u64, String>,
     seq: u64,
     /// Used ids: the record, the token of the take that used it, until when.
-    tombstones: HashMap<String, Tombstone>,
+    tombstones: Expiring<Tombstone>,
     /// The remembered decisions, oldest first (one per tool and caller).
     remembered: VecDeque<DecisionRecord>,
     /// The last scope sequence number handed out.
@@ -51,7 +52,6 @@ struct State {
 struct Tombstone {
     record: ConfirmRecord,
     token: String,
-    until_ms: u64,
 }
 
 impl State {
@@ -62,7 +62,7 @@ impl State {
         token: &str,
         until_ms: u64,
     ) -> Option<ConfirmRecord> {
-        if self.tombstones.contains_key(id) {
+        if self.tombstones.contains(id) {
             // A record written back under a used id is removed, never returned.
             let _ = self.take(id);
             return self
@@ -73,11 +73,11 @@ impl State {
         }
         let record = self.take(id)?;
         self.tombstones.insert(
-            id.to_owned(),
+            id,
+            until_ms,
             Tombstone {
                 record: record.clone(),
                 token: token.to_owned(),
-                until_ms,
             },
         );
         Some(record)
@@ -154,11 +154,11 @@ impl State {
         }
         for e in &out {
             self.tombstones.insert(
-                e.record.id.clone(),
+                &e.record.id,
+                until_ms,
                 Tombstone {
                     record: e.record.clone(),
                     token: String::new(),
-                    until_ms,
                 },
             );
         }
@@ -243,7 +243,7 @@ impl ConfirmStore for MemoryStore {
         let all = state
             .order
             .values()
-            .filter(|id| !state.tombstones.contains_key(*id))
+            .filter(|id| !state.tombstones.contains(id))
             .filter_map(|id| state.records.get(id).cloned())
             .collect();
         Box::pin(std::future::ready(Ok(all)))
@@ -265,12 +265,12 @@ impl ConfirmStore for MemoryStore {
         let mut taken = Vec::new();
         for id in &due {
             if let Some(r) = state.take(id) {
-                if !state.tombstones.contains_key(id) {
+                if !state.tombstones.contains(id) {
                     taken.push(r);
                 }
             }
         }
-        state.tombstones.retain(|_, t| t.until_ms > now);
+        state.tombstones.prune(now);
         Box::pin(std::future::ready(Ok(taken)))
     }
 

@@ -170,6 +170,8 @@ use tokio::sync::broadcast;
 
 use crate::Caller;
 
+mod expiring;
+pub(crate) use expiring::Expiring;
 pub(crate) mod flow;
 mod memory;
 #[cfg(feature = "redis")]
