@@ -331,7 +331,9 @@ pub(crate) fn check_limits(input: &Value, limits: InputLimits) -> Result<(), Iss
 }
 
 /// [`check_limits`], and in the same pass whether every top-level key is one of
-/// `known` (`true` when `known` is `None`).
+/// `known` (`true` when `known` is `None`). Inlined into the call's shape check: a
+/// flat input is one loop there, the general walk a call out.
+#[inline]
 pub(crate) fn check_input(
     input: &Value,
     limits: InputLimits,
@@ -390,7 +392,9 @@ fn too_large(limits: InputLimits) -> Issue {
     )
 }
 
-/// [`check_input`], walking every container (iteratively).
+/// [`check_input`], walking every container (iteratively). Kept out of line: its
+/// stack and registers would otherwise be set up for every flat input too.
+#[inline(never)]
 fn check_nested(
     input: &Value,
     limits: InputLimits,
