@@ -11,9 +11,14 @@
 //!   [`Quiet`], a transport that wraps the real one (over
 //!   [`McpServer::serve_io`](super::McpServer::serve_io), what `serve_stdio`
 //!   runs, it wraps rmcp's side of the front: a call the front answers itself
-//!   never reaches rmcp's loop, every other message passes `Quiet`);
+//!   never reaches rmcp's loop, every other message passes `Quiet`, and a line
+//!   that is no message is never logged);
 //! - over HTTP, by a layer of [`McpServer::router`](super::McpServer::router)
 //!   that reads the body before rmcp's service does.
+//!
+//! `Quiet` also drops the `params` of a message rmcp reads as a custom one (a
+//! method it does not know, or a `tools/call` whose `arguments` are not an
+//! object): nothing reads them, and rmcp's loop would log them.
 //!
 //! The session's `call_tool` takes them back from there. A session served on a
 //! transport some other way (`server.session().serve(t)`) still works, but rmcp

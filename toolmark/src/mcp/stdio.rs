@@ -5,12 +5,25 @@
 //! untagged union of unions: the line is buffered, then tried against each
 //! request type in turn), its serve loop spawns the handler, and the answer
 //! comes back through a channel, the loop and a second task to the writer.
-//! [`McpServer::serve_io`](super::McpServer::serve_io) puts a front before
-//! it: it reads each line once and answers the `tools/call` lines it can
-//! answer itself; every other line goes, byte for byte, to rmcp's own service
-//! for the same session (served over an in-process pipe, with [`Quiet`]), and
-//! what that service writes is copied out whole lines at a time, under the
-//! same writer as the front's answers.
+//! [`McpServer::serve_io`](super::McpServer::serve_io) puts a front in its
+//! place: it reads each line once and answers the `tools/call` lines it can
+//! answer itself; every other line it parses once, into rmcp's own message
+//! type, and hands the message to rmcp's own service for the same session
+//! (through a message-level transport, behind [`Quiet`]); what that service
+//! sends is written as rmcp's codec writes it, a whole line at a time, under
+//! the same writer as the front's answers.
+//!
+//! A line that is not a message is answered as rmcp's stdio transport
+//! answers it, and logged without its bytes (at most the category of the
+//! parse error: rmcp's transport logs the line, and serde's error quoting it,
+//! at DEBUG): an empty line, unparsable JSON (a byte-order mark and a `\r`
+//! before the `\n` are read past, as rmcp does) or a notification rmcp
+//! ignores (a method without an `id` that is not MCP's, or a
+//! `notifications/` method MCP does not define) is ignored; well-formed JSON
+//! of no message's shape gets an `Invalid Request` error without an id; a
+//! line over rmcp's 16 MiB limit is dropped (logged with the limit). The
+//! input ends, as with rmcp, at the end of the stream or a read error; an
+//! unterminated last line is dropped.
 //!
 //! A line is taken when rmcp would hand it to the session as it is and its
 //! answer is one message that nothing else of the call's is sent before:
@@ -39,7 +52,8 @@
 //! cancels it and its answer is dropped (the notification still goes on to
 //! the session), and at the end of input the calls in flight have 5 seconds
 //! to answer before they are cancelled. A taken call's arguments never reach
-//! rmcp's logging: the loop that logs what it receives never sees the line.
+//! rmcp's logging: the loop that logs what it receives never sees the line;
+//! every other message reaches it through [`Quiet`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -486,6 +500,9 @@ impl<R: AsyncRead + Unpin> Lines<R> {
 }
 
 /// What a line not taken is to rmcp's transport.
+// Returned once per line and moved on at once: a box would be an allocation
+// per message for nothing.
+#[allow(clippy::large_enum_variant)]
 enum Parsed {
     /// A message for rmcp's service.
     Message(ClientJsonRpcMessage),
