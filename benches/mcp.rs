@@ -286,6 +286,36 @@ async fn discover_transport(server: McpServer) -> RunningService<RoleClient, Cli
     discover_client(b).await
 }
 
+/// rmcp's client opening a 2025-11-25 session (`initialize`) on rmcp's server
+/// served on rmcp's transport (`server` is `Ok`) or on `McpServer::serve_io`:
+/// every line of such a session goes on to rmcp's service.
+async fn initialize_stream<S: ServerHandler>(
+    server: Result<S, McpServer>,
+) -> RunningService<RoleClient, ClientConfig> {
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let (a, b) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        match server {
+            Ok(server) => {
+                if let Ok(r) = server.serve(a).await {
+                    let _ = r.waiting().await;
+                }
+            }
+            Err(server) => {
+                let (read, write) = tokio::io::split(a);
+                let _ = server.serve_io(read, write).await;
+            }
+        }
+    });
+    let client = ClientConfig::default()
+        .serve_with_lifecycle(b, ClientLifecycleMode::Initialize)
+        .await
+        .unwrap();
+    let version = client.peer_info().map(|i| i.protocol_version.clone());
+    assert_eq!(version, Some(ProtocolVersion::V_2025_11_25));
+    client
+}
+
 async fn discover_client(io: tokio::io::DuplexStream) -> RunningService<RoleClient, ClientConfig> {
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
     ClientConfig::default()
@@ -597,7 +627,10 @@ fn call_request(session_header: bool) -> axum::http::Request<axum::body::Body> {
 /// discover mode over an in-process duplex) to `rmcp` (the `#[tool_router]`
 /// server on rmcp's transport), `toolmark` (`McpServer::serve_io`, what
 /// `serve_stdio` runs), `toolmark_transport` (`McpServer::serve_transport`)
-/// or `toolmark_session` (`McpServer::session()` served by rmcp as it is).
+/// or `toolmark_session` (`McpServer::session()` served by rmcp as it is);
+/// `rmcp_2025_stream` and `toolmark_2025_stream`: rmcp's client opening a
+/// 2025-11-25 session with `initialize` (every line on to rmcp's service) on
+/// the `#[tool_router]` server on rmcp's transport and on `McpServer::serve_io`.
 fn profile(spec: &str) {
     use http_body_util::BodyExt;
     use tower::ServiceExt;
@@ -618,6 +651,10 @@ fn profile(spec: &str) {
                 "toolmark" => discover_io(McpServer::new(add_tool())).await,
                 "toolmark_session" => discover(McpServer::new(add_tool()).session()).await,
                 "toolmark_transport" => discover_transport(McpServer::new(add_tool())).await,
+                "rmcp_2025" => initialize_stream::<Plain>(Ok(Plain::new())).await,
+                "toolmark_2025" => {
+                    initialize_stream::<Plain>(Err(McpServer::new(add_tool()))).await
+                }
                 other => panic!("unknown row {other}_stream"),
             };
             for _ in 0..n {

@@ -37,6 +37,7 @@ mod scopes_shared;
 mod session;
 mod stateless;
 mod stdio_fast;
+mod stdio_front;
 mod tasks_ask;
 mod tasks_canary;
 mod tasks_python;

@@ -559,7 +559,9 @@ impl McpServer {
     /// A self-contained 2026-07-28 `tools/call` (its version, client info and
     /// capabilities in its `_meta`, not a task) is read once and handed
     /// straight to the session, without a trip through rmcp's serve loop;
-    /// everything else goes to rmcp's service for the same session unchanged.
+    /// every other line is parsed once, into rmcp's message type, and goes to
+    /// rmcp's service for the same session (a line that is no message gets
+    /// the reply rmcp's stdio transport gives it, and is never logged).
     /// Both answer the same bytes, on the same writer, one whole line at a
     /// time, and a call's progress and log messages still come before its
     /// answer.

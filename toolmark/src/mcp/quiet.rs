@@ -11,9 +11,14 @@
 //!   [`Quiet`], a transport that wraps the real one (over
 //!   [`McpServer::serve_io`](super::McpServer::serve_io), what `serve_stdio`
 //!   runs, it wraps rmcp's side of the front: a call the front answers itself
-//!   never reaches rmcp's loop, every other message passes `Quiet`);
+//!   never reaches rmcp's loop, every other message passes `Quiet`, and a line
+//!   that is no message is never logged);
 //! - over HTTP, by a layer of [`McpServer::router`](super::McpServer::router)
 //!   that reads the body before rmcp's service does.
+//!
+//! `Quiet` also drops the `params` of a message rmcp reads as a custom one (a
+//! method it does not know, or a `tools/call` whose `arguments` are not an
+//! object): nothing reads them, and rmcp's loop would log them.
 //!
 //! The session's `call_tool` takes them back from there. A session served on a
 //! transport some other way (`server.session().serve(t)`) still works, but rmcp
@@ -26,7 +31,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::model::{ClientRequest, JsonObject, JsonRpcMessage};
+use rmcp::model::{ClientNotification, ClientRequest, JsonObject, JsonRpcMessage};
 use rmcp::service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
@@ -79,14 +84,32 @@ impl<T> Quiet<T> {
     }
 }
 
-/// Move a `tools/call`'s arguments from `message` into its extensions.
+/// Move a `tools/call`'s arguments from `message` into its extensions, and
+/// drop the `params` of a request or notification rmcp reads as a custom one
+/// (a method it does not know, or a known one whose `params` do not fit, such
+/// as a `tools/call` whose `arguments` are a string): nothing reads them (the
+/// session answers a custom request "method not found" by its method alone,
+/// and ignores a custom notification; their `_meta` is in the extensions),
+/// and rmcp's loop would log them.
 pub(crate) fn hide(message: &mut RxJsonRpcMessage<RoleServer>) {
-    if let JsonRpcMessage::Request(req) = message {
-        if let ClientRequest::CallToolRequest(call) = &mut req.request {
-            if let Some(args) = call.params.arguments.take() {
-                call.extensions.insert(Hidden(args));
+    match message {
+        JsonRpcMessage::Request(req) => match &mut req.request {
+            ClientRequest::CallToolRequest(call) => {
+                if let Some(args) = call.params.arguments.take() {
+                    call.extensions.insert(Hidden(args));
+                }
+            }
+            ClientRequest::CustomRequest(custom) => {
+                custom.params = None;
+            }
+            _ => {}
+        },
+        JsonRpcMessage::Notification(n) => {
+            if let ClientNotification::CustomNotification(custom) = &mut n.notification {
+                custom.params = None;
             }
         }
+        _ => {}
     }
 }
 
@@ -319,6 +342,23 @@ mod tests {
                           "params": {"name": "ship", "arguments": {"card": "4242"}}});
         let (rest, _) = take_arguments(bare.to_string().as_bytes(), &lookup).unwrap();
         assert!(!String::from_utf8(rest).unwrap().contains("4242"));
+    }
+
+    #[test]
+    fn a_custom_message_loses_its_params() {
+        for raw in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "pay", "arguments": "4242", "_meta": {"k": 1}}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "x/y", "params": {"card": "4242"}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/x", "params": {"card": "4242"}}),
+            json!({"jsonrpc": "2.0", "method": "lsp/didOpen", "params": {"card": "4242"}}),
+        ] {
+            let mut message: RxJsonRpcMessage<RoleServer> =
+                serde_json::from_value(raw.clone()).unwrap();
+            assert!(format!("{message:?}").contains("4242"), "{raw}");
+            hide(&mut message);
+            assert!(!format!("{message:?}").contains("4242"), "{message:?}");
+        }
     }
 
     #[test]

@@ -5,12 +5,25 @@
 //! untagged union of unions: the line is buffered, then tried against each
 //! request type in turn), its serve loop spawns the handler, and the answer
 //! comes back through a channel, the loop and a second task to the writer.
-//! [`McpServer::serve_io`](super::McpServer::serve_io) puts a front before
-//! it: it reads each line once and answers the `tools/call` lines it can
-//! answer itself; every other line goes, byte for byte, to rmcp's own service
-//! for the same session (served over an in-process pipe, with [`Quiet`]), and
-//! what that service writes is copied out whole lines at a time, under the
-//! same writer as the front's answers.
+//! [`McpServer::serve_io`](super::McpServer::serve_io) puts a front in its
+//! place: it reads each line once and answers the `tools/call` lines it can
+//! answer itself; every other line it parses once, into rmcp's own message
+//! type, and hands the message to rmcp's own service for the same session
+//! (through a message-level transport, behind [`Quiet`]); what that service
+//! sends is written as rmcp's codec writes it, a whole line at a time, under
+//! the same writer as the front's answers.
+//!
+//! A line that is not a message is answered as rmcp's stdio transport
+//! answers it, and logged without its bytes (at most the category of the
+//! parse error: rmcp's transport logs the line, and serde's error quoting it,
+//! at DEBUG): an empty line, unparsable JSON (a byte-order mark and a `\r`
+//! before the `\n` are read past, as rmcp does) or a notification rmcp
+//! ignores (a method without an `id` that is not MCP's, or a
+//! `notifications/` method MCP does not define) is ignored; well-formed JSON
+//! of no message's shape gets an `Invalid Request` error without an id; a
+//! line over rmcp's 16 MiB limit is dropped (logged with the limit). The
+//! input ends, as with rmcp, at the end of the stream or a read error; an
+//! unterminated last line is dropped.
 //!
 //! A line is taken when rmcp would hand it to the session as it is and its
 //! answer is one message that nothing else of the call's is sent before:
@@ -39,22 +52,22 @@
 //! cancels it and its answer is dropped (the notification still goes on to
 //! the session), and at the end of input the calls in flight have 5 seconds
 //! to answer before they are cancelled. A taken call's arguments never reach
-//! rmcp's logging: the loop that logs what it receives never sees the line.
+//! rmcp's logging: the loop that logs what it receives never sees the line;
+//! every other message reaches it through [`Quiet`].
 
 use std::collections::HashMap;
 use std::fmt;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientRequest, GetExtensions, GetMeta, JsonObject,
-    JsonRpcMessage, JsonRpcVersion2_0, NumberOrString, RequestMetaObject, ServerJsonRpcMessage,
+    CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientNotification,
+    ClientRequest, GetExtensions, GetMeta, JsonObject, JsonRpcMessage, JsonRpcVersion2_0,
+    NumberOrString, RequestMetaObject, ServerJsonRpcMessage,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, Service, ServiceExt};
-use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+use rmcp::transport::Transport;
 use rmcp::{ErrorData, RoleServer};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
@@ -65,12 +78,13 @@ use tokio_util::sync::CancellationToken;
 use super::handler::McpSession;
 use super::{McpServer, Quiet};
 
-/// The in-process pipes between the front and rmcp's service.
-const PIPE: usize = 1 << 16;
+/// How many parsed messages may wait for rmcp's service (the pipe it read
+/// before).
+const QUEUE: usize = 64;
 
-/// The longest line the front reads whole; a longer one goes on to rmcp as it
-/// streams in (rmcp bounds it: 16 MiB).
-const MAX_TAKEN_LINE: usize = 1 << 20;
+/// The longest line read (rmcp's stdio transport's limit, 16 MiB, its `\n`
+/// included); a longer one is dropped, as rmcp drops it.
+const MAX_LINE: usize = DEFAULT_MAX_LINE_LENGTH;
 
 /// How long calls in flight may still answer once the input ended (rmcp's
 /// loop: 5 seconds after the end of input).
@@ -91,17 +105,15 @@ where
         inflight: Mutex::new(HashMap::new()),
         stop: CancellationToken::new(),
         answered: tokio::sync::Notify::new(),
-        flow: Arc::default(),
         out: out.clone(),
     });
-    let (mut to_rmcp, rmcp_in) = tokio::io::duplex(PIPE);
-    let (rmcp_out, from_rmcp) = tokio::io::duplex(PIPE);
-    let rmcp_out = Counted {
-        inner: rmcp_out,
-        flow: Arc::clone(&front.flow),
-    };
-    // rmcp's own service for everything the front does not take.
-    let transport = Quiet::new(AsyncRwTransport::new_server(rmcp_in, rmcp_out));
+    let (to_rmcp, rmcp_in) = tokio::sync::mpsc::channel(QUEUE);
+    // rmcp's own service for everything the front does not take: parsed
+    // messages in, its messages out on the front's writer.
+    let transport = Quiet::new(Piped {
+        rx: rmcp_in,
+        out: out.clone(),
+    });
     let rmcp_done = CancellationToken::new();
     let serving = tokio::spawn({
         let front = Arc::clone(&front);
@@ -117,7 +129,6 @@ where
             Ok::<(), std::io::Error>(())
         }
     });
-    let copying = tokio::spawn(copy_out(from_rmcp, out.clone(), Arc::clone(&front.flow)));
 
     let mut lines = Lines::new(read);
     loop {
@@ -126,18 +137,42 @@ where
             () = rmcp_done.cancelled() => break,
             next = lines.next() => next,
         };
-        let forward = match next {
-            Next::Line => {
-                if front.take(&lines.line) {
-                    continue;
-                }
-                front.cancelled(&lines.line);
-                &lines.line[..]
+        match next {
+            Next::Line => {}
+            Next::Oversized => {
+                tracing::error!(
+                    target: "toolmark::mcp",
+                    max_line_length = MAX_LINE,
+                    "an incoming line exceeded the maximum line length: dropped"
+                );
+                continue;
             }
-            Next::Pass(ref bytes) => bytes,
             Next::End => break,
+        }
+        let line = lines.line();
+        if line.is_empty() {
+            continue;
+        }
+        if front.take(line) {
+            continue;
+        }
+        let message = match parse(line) {
+            Parsed::Message(message) => message,
+            Parsed::Ignored => continue,
+            Parsed::Invalid => {
+                // rmcp's transport answers it, with no id to correlate.
+                let reply = ServerJsonRpcMessage::error(
+                    ErrorData::invalid_request("Invalid request", None),
+                    None,
+                );
+                if out.message(&reply).await.is_err() {
+                    break;
+                }
+                continue;
+            }
         };
-        if to_rmcp.write_all(forward).await.is_err() {
+        front.cancelled(&message);
+        if to_rmcp.send(message).await.is_err() {
             break;
         }
     }
@@ -146,9 +181,40 @@ where
     drop(to_rmcp);
     front.drain().await;
     let served = serving.await.map_err(std::io::Error::other)?;
-    let _ = copying.await;
     out.close().await;
     served
+}
+
+/// rmcp's side of the front: the messages the front parsed and did not take,
+/// and what rmcp's service sends, written as rmcp's codec writes it (one line,
+/// flushed) on the front's writer.
+struct Piped<W> {
+    rx: tokio::sync::mpsc::Receiver<ClientJsonRpcMessage>,
+    out: Out<W>,
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> Transport<RoleServer> for Piped<W> {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let out = self.out.clone();
+        async move { out.message(&item).await }
+    }
+
+    fn receive(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<ClientJsonRpcMessage>> + Send {
+        self.rx.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // The writer is the front's too: it closes it once both paths ended.
+        self.rx.close();
+        Ok(())
+    }
 }
 
 /// rmcp's service for a session shared with the front.
@@ -197,8 +263,22 @@ impl<W: AsyncWrite + Unpin> Out<W> {
         Out(Arc::new(tokio::sync::Mutex::new(Some(write))))
     }
 
-    /// Write one line and flush it, as rmcp's codec sends a message; `false`
-    /// once the writer failed or was closed.
+    /// Write `message` as rmcp's codec does (its JSON and a `\n`) and flush it.
+    async fn message(&self, message: &ServerJsonRpcMessage) -> std::io::Result<()> {
+        let mut bytes = serde_json::to_vec(message)?;
+        bytes.push(b'\n');
+        if self.line(&bytes).await {
+            Ok(())
+        } else {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::NotConnected,
+                "Transport is closed",
+            ))
+        }
+    }
+
+    /// Write one line and flush it; `false` once the writer failed or was
+    /// closed.
     async fn line(&self, bytes: &[u8]) -> bool {
         let mut guard = self.0.lock().await;
         let Some(w) = guard.as_mut() else {
@@ -219,83 +299,6 @@ impl<W: AsyncWrite + Unpin> Out<W> {
     }
 }
 
-/// Copy what rmcp's service writes, whole lines at a time.
-async fn copy_out<W: AsyncWrite + Unpin>(
-    from: tokio::io::DuplexStream,
-    out: Out<W>,
-    flow: Arc<Flow>,
-) {
-    let mut from = BufReader::new(from);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match from.read_until(b'\n', &mut line).await {
-            Ok(n) if n > 0 && out.line(&line).await => flow.copied(n as u64),
-            // Nothing more comes out: no answer waits for it.
-            _ => return flow.copied(u64::MAX),
-        }
-    }
-}
-
-/// How far rmcp's service has written and how much of it is out.
-#[derive(Default)]
-struct Flow {
-    written: AtomicU64,
-    copied: AtomicU64,
-    caught_up: tokio::sync::Notify,
-}
-
-impl Flow {
-    fn copied(&self, n: u64) {
-        let _ = self
-            .copied
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
-                Some(c.saturating_add(n))
-            });
-        self.caught_up.notify_waiters();
-    }
-
-    /// Wait until everything rmcp's service has written so far is out.
-    async fn catch_up(&self) {
-        let target = self.written.load(Ordering::Acquire);
-        loop {
-            let caught_up = self.caught_up.notified();
-            if self.copied.load(Ordering::Acquire) >= target {
-                return;
-            }
-            caught_up.await;
-        }
-    }
-}
-
-/// rmcp's output pipe, counting what it writes.
-struct Counted {
-    inner: tokio::io::DuplexStream,
-    flow: Arc<Flow>,
-}
-
-impl AsyncWrite for Counted {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
-        if let Poll::Ready(Ok(n)) = polled {
-            self.flow.written.fetch_add(n as u64, Ordering::AcqRel);
-        }
-        polled
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
 /// What the front knows of the session.
 struct Front<W> {
     config: Arc<super::Config>,
@@ -311,8 +314,6 @@ struct Front<W> {
     stop: CancellationToken,
     /// Told whenever a call leaves `inflight`.
     answered: tokio::sync::Notify,
-    /// rmcp's output, written and copied out.
-    flow: Arc<Flow>,
     out: Out<W>,
 }
 
@@ -369,15 +370,11 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
                 return;
             };
             ct.cancel();
-            match serde_json::to_vec(&message) {
-                Ok(mut bytes) => {
-                    bytes.push(b'\n');
-                    // The call's progress and log messages went out through
-                    // rmcp's service before it ended: they come first.
-                    front.flow.catch_up().await;
-                    front.out.line(&bytes).await;
-                }
-                Err(error) => {
+            // The call's progress and log messages went out through rmcp's
+            // service before it ended (a notification's send returns once its
+            // line is written): they come first.
+            if let Err(error) = front.out.message(&message).await {
+                if error.kind() != std::io::ErrorKind::NotConnected {
                     tracing::error!(target: "toolmark::mcp", %error, "could not write an answer");
                 }
             }
@@ -387,25 +384,18 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
     }
 
     /// A `notifications/cancelled` naming a call running here cancels it (the
-    /// line still goes on to the session, as rmcp's loop hands it on).
-    fn cancelled(&self, line: &[u8]) {
-        const METHOD: &[u8] = b"notifications/cancelled";
-        if lock(&self.inflight).is_empty() || !line.windows(METHOD.len()).any(|w| w == METHOD) {
-            return;
-        }
-        let Ok(message) = serde_json::from_slice::<Value>(line) else {
+    /// message still goes on to the session, as rmcp's loop hands it on).
+    fn cancelled(&self, message: &ClientJsonRpcMessage) {
+        let JsonRpcMessage::Notification(n) = message else {
             return;
         };
-        if message.get("method").and_then(Value::as_str) != Some("notifications/cancelled") {
-            return;
-        }
-        let Some(id) = message
-            .pointer("/params/requestId")
-            .and_then(|v| NumberOrString::deserialize(v).ok())
-        else {
+        let ClientNotification::CancelledNotification(c) = &n.notification else {
             return;
         };
-        if let Some(ct) = lock(&self.inflight).remove(&id) {
+        let Some(id) = &c.params.request_id else {
+            return;
+        };
+        if let Some(ct) = lock(&self.inflight).remove(id) {
             ct.cancel();
             self.answered.notify_waiters();
         }
@@ -437,21 +427,23 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// One line read by the front.
 enum Next {
-    /// A whole line (its `\n` included) no longer than [`MAX_TAKEN_LINE`],
-    /// in [`Lines::line`].
+    /// A whole line no longer than [`MAX_LINE`], in [`Lines::line`].
     Line,
-    /// Bytes of a longer line, to pass on as they are.
-    Pass(Vec<u8>),
-    /// The end of input (an unterminated last line is dropped, as rmcp does).
+    /// A line longer than [`MAX_LINE`]: dropped.
+    Oversized,
+    /// The end of input (an unterminated last line is dropped, as rmcp does),
+    /// or a read error.
     End,
 }
 
-/// The front's line reader. Cancel-safe: a partial line stays in `line`.
+/// The front's line reader, rmcp's `AsyncRwTransport::read_line`: bounded by
+/// [`MAX_LINE`] and cancel-safe (a partial line stays in `line`, and a
+/// dropped line's tail is skipped across calls).
 struct Lines<R> {
     read: BufReader<R>,
     line: Vec<u8>,
-    /// Passing the rest of a long line on.
-    passing: bool,
+    /// Skipping the rest of a line over [`MAX_LINE`].
+    discarding: bool,
     /// A whole line was returned last time: clear it first.
     done: bool,
 }
@@ -461,9 +453,16 @@ impl<R: AsyncRead + Unpin> Lines<R> {
         Lines {
             read: BufReader::new(read),
             line: Vec::new(),
-            passing: false,
+            discarding: false,
             done: false,
         }
+    }
+
+    /// The last whole line, without its `\n` and a `\r` before it (as rmcp
+    /// reads it).
+    fn line(&self) -> &[u8] {
+        let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
+        line.strip_suffix(b"\r").unwrap_or(line)
     }
 
     async fn next(&mut self) -> Next {
@@ -479,14 +478,13 @@ impl<R: AsyncRead + Unpin> Lines<R> {
                 };
                 let newline = available.iter().position(|b| *b == b'\n');
                 let take = newline.map_or(available.len(), |i| i + 1);
-                if self.passing {
-                    self.passing = newline.is_none();
-                    (take, Some(Next::Pass(available[..take].to_vec())))
-                } else if self.line.len() + take > MAX_TAKEN_LINE {
-                    self.passing = newline.is_none();
-                    let mut bytes = std::mem::take(&mut self.line);
-                    bytes.extend_from_slice(&available[..take]);
-                    (take, Some(Next::Pass(bytes)))
+                if self.discarding {
+                    self.discarding = newline.is_none();
+                    (take, None)
+                } else if self.line.len().saturating_add(take) > MAX_LINE {
+                    self.line.clear();
+                    self.discarding = newline.is_none();
+                    (take, Some(Next::Oversized))
                 } else {
                     self.line.extend_from_slice(&available[..take]);
                     (take, newline.map(|_| Next::Line))
@@ -499,6 +497,103 @@ impl<R: AsyncRead + Unpin> Lines<R> {
             }
         }
     }
+}
+
+/// What a line not taken is to rmcp's transport.
+// Returned once per line and moved on at once: a box would be an allocation
+// per message for nothing.
+#[allow(clippy::large_enum_variant)]
+enum Parsed {
+    /// A message for rmcp's service.
+    Message(ClientJsonRpcMessage),
+    /// Unparsable JSON, or a notification rmcp ignores for compatibility.
+    Ignored,
+    /// Well-formed JSON of no message's shape: rmcp answers an `Invalid
+    /// Request` error with a null id.
+    Invalid,
+}
+
+/// Parse a line (without its line ending, not empty) as rmcp's stdio
+/// transport does (`try_parse_with_compatibility`), but log nothing of the
+/// line or of serde's message (which quotes values): only the error's
+/// category.
+fn parse(line: &[u8]) -> Parsed {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let error = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+        Ok(message) => return Parsed::Message(message),
+        Err(error) => error,
+    };
+    if std::str::from_utf8(line).is_ok() {
+        if let Ok(value) = serde_json::from_slice::<Value>(line) {
+            if let Some(method) = value.get("method").and_then(Value::as_str) {
+                if ignored_notification(&value, method) {
+                    tracing::trace!(target: "toolmark::mcp", "ignoring a non-standard notification");
+                    return Parsed::Ignored;
+                }
+            }
+        }
+    }
+    let category = error.classify();
+    match category {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+            tracing::debug!(target: "toolmark::mcp", ?category, "ignoring an unparsable incoming line");
+            Parsed::Ignored
+        }
+        serde_json::error::Category::Data | serde_json::error::Category::Io => {
+            tracing::debug!(target: "toolmark::mcp", ?category, "an incoming line of no message's shape");
+            Parsed::Invalid
+        }
+    }
+}
+
+/// rmcp's `should_ignore_notification`: a message without an `id` whose
+/// method is not MCP's (an LSP notification, say), or a `notifications/`
+/// method MCP does not define.
+fn ignored_notification(value: &Value, method: &str) -> bool {
+    (value.get("id").is_none() && !standard_method(method))
+        || (method.starts_with("notifications/") && !standard_notification(method))
+}
+
+/// rmcp's `is_standard_method` (MCP 2026-07-28).
+fn standard_method(method: &str) -> bool {
+    matches!(
+        method,
+        "initialize"
+            | "ping"
+            | "server/discover"
+            | "prompts/get"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/read"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+            | "resources/templates/list"
+            | "subscriptions/listen"
+            | "tools/call"
+            | "tools/list"
+            | "completion/complete"
+            | "elicitation/create"
+            | "logging/setLevel"
+            | "roots/list"
+            | "sampling/createMessage"
+    ) || standard_notification(method)
+}
+
+/// rmcp's `is_standard_notification`.
+fn standard_notification(method: &str) -> bool {
+    matches!(
+        method,
+        "notifications/cancelled"
+            | "notifications/initialized"
+            | "notifications/message"
+            | "notifications/progress"
+            | "notifications/prompts/list_changed"
+            | "notifications/resources/list_changed"
+            | "notifications/resources/updated"
+            | "notifications/roots/list_changed"
+            | "notifications/subscriptions/acknowledged"
+            | "notifications/tools/list_changed"
+    )
 }
 
 /// The id and `params` of a line that is exactly a JSON-RPC `tools/call`
