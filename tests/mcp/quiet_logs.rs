@@ -171,3 +171,69 @@ async fn rmcp_never_logs_a_secret_argument_over_http() {
         "part of a secret in the logs:\n{text}"
     );
 }
+
+/// A `tools/call` whose `arguments` is not an object is a custom request to rmcp,
+/// which logs its params: over HTTP rmcp sees a stand-in, the reply is the same
+/// error, and no log shows the value.
+#[tokio::test(flavor = "current_thread")]
+async fn arguments_that_are_no_object_never_reach_rmcps_logs_over_http() {
+    let (logs, _guard) = capture();
+    let log = Log::default();
+    let server = McpServer::new(approving_app(&log));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { server.serve_listener(listener).await });
+    let init = post(addr, None, &initialize()).await;
+    let id = init
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("mcp-session-id: ")
+                .or_else(|| l.strip_prefix("Mcp-Session-Id: "))
+        })
+        .unwrap_or_else(|| panic!("no session: {init}"))
+        .trim()
+        .to_owned();
+    post(
+        addr,
+        Some(&id),
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+    )
+    .await;
+    let mut replies = Vec::new();
+    for (n, arguments) in [json!(SECRET), json!([SECRET, 4111])]
+        .into_iter()
+        .enumerate()
+    {
+        let body = json!({"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call",
+            "params": {"name": "pay.send", "arguments": arguments}})
+        .to_string();
+        let answer = post(addr, Some(&id), &body).await;
+        assert!(answer.contains("\"error\""), "{answer}");
+        assert!(!answer.contains(SECRET), "{answer}");
+        replies.push(answer);
+    }
+    // The stand-in gets the reply the value got: rmcp answers by the method.
+    let stand_in = json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+        "params": {"name": "pay.send", "arguments": "[hidden]"}})
+    .to_string();
+    // The JSON-RPC message of an answer (an SSE `data:` line or a JSON body).
+    let message_of = |a: &str| -> serde_json::Value {
+        a.lines()
+            .filter_map(|l| l.strip_prefix("data: ").or(Some(l)))
+            .find_map(|l| {
+                serde_json::from_str::<serde_json::Value>(l.trim())
+                    .ok()
+                    .filter(serde_json::Value::is_object)
+            })
+            .unwrap_or_else(|| panic!("no message in {a}"))
+    };
+    let stand_in_reply = message_of(&post(addr, Some(&id), &stand_in).await);
+    assert_eq!(stand_in_reply, message_of(&replies[0]));
+    assert!(log.get().is_empty(), "the tool never ran");
+    let text = logs.text();
+    assert!(
+        text.contains("received request"),
+        "rmcp's logs were not captured:\n{text}"
+    );
+    assert!(!text.contains(SECRET), "a secret in the logs:\n{text}");
+}

@@ -145,6 +145,7 @@ impl CallOptions {
     /// Raise `flag` when the tool panics (how a transport tells a crashed run
     /// from a tool's own error: the outcome of both is `Outcome::Error`).
     #[must_use]
+    #[cfg(feature = "mcp")]
     pub(crate) fn on_panic(mut self, flag: Arc<std::sync::atomic::AtomicBool>) -> Self {
         Arc::make_mut(self.reach.get_or_insert_with(Arc::default)).panicked = Some(flag);
         self

@@ -196,6 +196,9 @@ pub(crate) async fn hide_http(
 /// `(the body without its arguments, the arguments)` of a `tools/call`
 /// request; `None` for anything else (left to rmcp as it is). The body keeps
 /// the arguments at the paths the tool's schema (`schema_of`) marks
+/// What rmcp sees in place of a `tools/call`'s `arguments` that is not an object.
+const HIDDEN: &str = "[hidden]";
+
 /// `x-mcp-header`.
 fn take_arguments(
     bytes: &[u8],
@@ -212,8 +215,15 @@ fn take_arguments(
         return None;
     }
     let params = obj.get_mut("params")?.as_object_mut()?;
-    let Some(Value::Object(args)) = params.remove("arguments") else {
-        return None;
+    let args = match params.remove("arguments") {
+        Some(Value::Object(args)) => args,
+        // Not an object: rmcp reads the message as a custom request, answers it by
+        // its method alone, and logs its params. What it logs is not the value.
+        Some(_) => {
+            params.insert("arguments".to_owned(), Value::String(HIDDEN.to_owned()));
+            return Some((serde_json::to_vec(&message).ok()?, JsonObject::new()));
+        }
+        None => return None,
     };
     let headed = params
         .get("name")

@@ -441,6 +441,7 @@ impl Shared {
     /// placeholder record is put (no caps apply, it opens as no confirmation, so
     /// no listing shows it) and taken at once; the take leaves the tombstone, and
     /// of two uses racing, one takes the record.
+    #[cfg(feature = "mcp")]
     pub(crate) async fn use_once(
         &self,
         id: &str,
