@@ -40,6 +40,7 @@ impl<V, T: Ord + Copy> Expiring<V, T> {
     }
 
     /// The value under `id` and its time.
+    #[cfg(feature = "mcp")]
     pub(crate) fn get_until(&self, id: &str) -> Option<(T, &V)> {
         self.by_id.get(id).map(|(t, v)| (*t, v))
     }

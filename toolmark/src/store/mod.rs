@@ -171,6 +171,7 @@ use tokio::sync::broadcast;
 use crate::Caller;
 
 mod expiring;
+#[cfg(feature = "mcp")]
 pub(crate) use expiring::Expiring;
 pub(crate) mod flow;
 mod memory;
