@@ -201,15 +201,7 @@ impl CallerClient for McpClient {
                         .to_owned(),
                 });
             }
-            let schema: ElicitationSchema =
-                serde_json::from_value(request.schema).map_err(|e| {
-                    ClientError::InvalidRequest {
-                        reason: format!(
-                            "the elicitation schema must be an object schema whose properties \
-                             are primitives (string, number, integer, boolean, enums): {e}"
-                        ),
-                    }
-                })?;
+            let schema = elicitation_schema(request.schema)?;
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
                 message: request.message,
@@ -242,6 +234,33 @@ impl CallerClient for McpClient {
             Ok(sampled(answer))
         })
     }
+}
+
+/// The form schema of an elicitation, as MCP allows it (an object schema whose
+/// properties are primitives); every way a tool's question reaches a client
+/// checks it here.
+pub(crate) fn elicitation_schema(schema: Value) -> Result<ElicitationSchema, ClientError> {
+    serde_json::from_value(schema).map_err(|e| ClientError::InvalidRequest {
+        reason: format!(
+            "the elicitation schema must be an object schema whose properties are primitives \
+             (string, number, integer, boolean, enums): {e}"
+        ),
+    })
+}
+
+/// A client's answer to an elicitation asked in a multi round-trip round or a
+/// task (`inputResponses`), as the tool gets it.
+pub(crate) fn elicited(answer: Value) -> Result<Elicited, ClientError> {
+    let answer = serde_json::from_value::<rmcp::model::ElicitResult>(answer).map_err(|e| {
+        ClientError::Failed {
+            reason: format!("the client's answer is not an elicitation result: {e}"),
+        }
+    })?;
+    Ok(match answer.action {
+        ElicitationAction::Accept => Elicited::Accept(answer.content.unwrap_or(Value::Null)),
+        ElicitationAction::Decline => Elicited::Decline,
+        _ => Elicited::Cancel,
+    })
 }
 
 /// The `sampling/createMessage` parameters of a [`SampleRequest`] (sent to a

@@ -953,25 +953,10 @@ impl crate::CallerClient for RoundClient {
         let text = elicit_question(&request);
         let key = request.key.clone().unwrap_or_else(|| elicit_key(n));
         let result = match round.answer(n, &key, &text) {
-            Some(v) => match serde_json::from_value::<ElicitResult>(v) {
-                Ok(a) => Ok(match a.action {
-                    ElicitationAction::Accept => {
-                        crate::Elicited::Accept(a.content.unwrap_or(Value::Null))
-                    }
-                    ElicitationAction::Decline => crate::Elicited::Decline,
-                    _ => crate::Elicited::Cancel,
-                }),
-                Err(e) => Err(crate::ClientError::Failed {
-                    reason: format!("the client's answer is not an elicitation result: {e}"),
-                }),
-            },
+            Some(v) => super::client::elicited(v),
             None => {
-                if serde_json::from_value::<ElicitationSchema>(request.schema.clone()).is_err() {
-                    Err(crate::ClientError::InvalidRequest {
-                        reason: "the elicitation schema must be an object schema whose \
-                                 properties are primitives (string, number, integer, boolean, enums)"
-                            .to_owned(),
-                    })
+                if let Err(e) = super::client::elicitation_schema(request.schema.clone()) {
+                    Err(e)
                 } else {
                     // The run stops here; the question goes back to the client.
                     Err(round.ask(key, Question::Elicit(request), text))

@@ -930,15 +930,7 @@ impl crate::CallerClient for TaskClient {
                             .to_owned(),
                 });
             }
-            let Ok(schema) =
-                serde_json::from_value::<rmcp::model::ElicitationSchema>(request.schema)
-            else {
-                return Err(crate::ClientError::InvalidRequest {
-                    reason: "the elicitation schema must be an object schema whose properties are \
-                             primitives (string, number, integer, boolean, enums)"
-                        .to_owned(),
-                });
-            };
+            let schema = super::client::elicitation_schema(request.schema)?;
             let params = rmcp::model::ElicitRequestParams::FormElicitationParams {
                 meta: None,
                 message: request.message,
@@ -950,19 +942,7 @@ impl crate::CallerClient for TaskClient {
                     InputRequest::Elicitation(rmcp::model::ElicitRequest::new(params)),
                 )
                 .await?;
-            let answer =
-                serde_json::from_value::<rmcp::model::ElicitResult>(value).map_err(|e| {
-                    crate::ClientError::Failed {
-                        reason: format!("the client's answer is not an elicitation result: {e}"),
-                    }
-                })?;
-            Ok(match answer.action {
-                rmcp::model::ElicitationAction::Accept => {
-                    crate::Elicited::Accept(answer.content.unwrap_or(Value::Null))
-                }
-                rmcp::model::ElicitationAction::Decline => crate::Elicited::Decline,
-                _ => crate::Elicited::Cancel,
-            })
+            super::client::elicited(value)
         })
     }
 
