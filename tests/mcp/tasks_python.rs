@@ -3,28 +3,13 @@
 //! (`tests/mcp/python_tasks_2026.py`) against `examples/mcp_conformance` over
 //! HTTP on MCP 2026-07-28.
 
-use std::process::Command;
-
 #[test]
 #[cfg_attr(
     not(toolmark_client = "python"),
     ignore = "needs the Python SDKs: set TOOLMARK_PYTHON, or run .ci/run (runs every test)"
 )]
 fn python_sdk_answers_a_tasks_questions_and_sees_how_tasks_end() {
-    let python = crate::external::python();
-    let server = crate::conformance::Server::start();
-    let out = Command::new(python)
-        .arg(crate::conformance::root().join("tests/mcp/python_tasks_2026.py"))
-        .arg(&server.url)
-        .output()
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "python client failed:\n{stdout}\n{stderr}"
-    );
-    assert!(stdout.contains("all checks passed"), "{stdout}\n{stderr}");
+    crate::python_2026::run_against_the_fixture("python_tasks_2026.py");
 }
 
 /// Without Python this test is reported ignored, never `ok`.
