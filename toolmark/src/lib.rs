@@ -14,7 +14,7 @@
 //! - **Scopes** show, hide and dispose whole groups of tools; each scope runs
 //!   its calls in order, under a deadline, and a hung tool cannot block it.
 //!
-//! ```
+//! ```standalone_crate
 //! use serde_json::json;
 //! use toolmark::{tool, CallOptions, Caller, Decision, ToolError, Toolmark};
 //!
@@ -194,7 +194,7 @@ pub use crate::tools::spec::{Decoded, Effect, StateNeed, ToolAnnotations, ToolIn
 /// sensitive paths and its registration, collected by
 /// [`Toolmark::register_collected`].
 ///
-/// ```
+/// ```standalone_crate
 /// use toolmark::{tool, CallOptions, Caller, ToolContext, ToolError};
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]

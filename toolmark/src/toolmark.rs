@@ -344,7 +344,7 @@ impl ToolmarkBuilder {
     /// starts hidden, shown later by the app or by a tool
     /// ([`ToolContext::scope_at`](crate::ToolContext::scope_at)):
     ///
-    /// ```
+    /// ```standalone_crate
     /// use toolmark::{tool, Caller, ScopeOptions, Toolmark};
     ///
     /// /// Refund a payment.

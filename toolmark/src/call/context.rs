@@ -413,7 +413,7 @@ impl ToolContext {
     /// missing, as [`Toolmark::scope_at`](crate::Toolmark::scope_at) does): a tool
     /// shows or hides what the agent may do next.
     ///
-    /// ```
+    /// ```standalone_crate
     /// use toolmark::{tool, CallOptions, Caller, ScopeOptions, ToolContext, Toolmark};
     ///
     /// /// Open the admin panel: its tools become available.
