@@ -30,34 +30,48 @@ use crate::Issue;
 pub(crate) struct Tracker {
     /// Record ignored fields (otherwise they are allowed).
     track_unknown: bool,
-    failed_at: RefCell<Option<String>>,
-    unknown: RefCell<Vec<Issue>>,
+    /// Nothing until something is found: a decode that finds nothing (most calls)
+    /// has nothing on the heap and a tracker whose drop is one test.
+    found: RefCell<Option<Box<Found>>>,
+}
+
+/// What a [`Tracker`] found.
+#[derive(Default)]
+struct Found {
+    failed_at: Option<String>,
+    unknown: Vec<Issue>,
 }
 
 impl Tracker {
+    #[inline]
     pub(crate) fn new(track_unknown: bool) -> Tracker {
         Tracker {
             track_unknown,
-            failed_at: RefCell::new(None),
-            unknown: RefCell::new(Vec::new()),
+            found: RefCell::new(None),
         }
     }
 
     /// No unknown field was found (so a decode that succeeded stands).
     #[inline]
     pub(crate) fn found_nothing(&self) -> bool {
-        self.unknown.borrow().is_empty()
+        match &*self.found.borrow() {
+            None => true,
+            Some(found) => found.unknown.is_empty(),
+        }
     }
 
     /// The issues of a decode that ended with `error` (`None`: it succeeded): the
     /// failure first, then the unknown fields met before it, in input order. Empty:
     /// the decoded value stands.
     pub(crate) fn issues(self, error: Option<Error>) -> Vec<Issue> {
-        let mut unknown = self.unknown.into_inner();
+        let Found {
+            failed_at,
+            mut unknown,
+        } = self.found.into_inner().map(|f| *f).unwrap_or_default();
         match error {
             None => unknown,
             Some(e) => {
-                let path = self.failed_at.into_inner().unwrap_or_default();
+                let path = failed_at.unwrap_or_default();
                 let mut issues = Vec::with_capacity(1 + unknown.len());
                 issues.push(Issue::new(path, e.to_string()));
                 issues.append(&mut unknown);
@@ -69,9 +83,10 @@ impl Tracker {
     /// Note a failure at `frame` unless one was noted deeper already.
     #[cold]
     fn fail(&self, frame: &Frame<'_>, e: Error) -> Error {
-        let mut at = self.failed_at.borrow_mut();
-        if at.is_none() {
-            *at = Some(frame.path(Purpose::Failure));
+        let mut found = self.found.borrow_mut();
+        let found = found.get_or_insert_with(Box::default);
+        if found.failed_at.is_none() {
+            found.failed_at = Some(frame.path(Purpose::Failure));
         }
         e
     }
@@ -79,8 +94,10 @@ impl Tracker {
     #[cold]
     fn ignored(&self, frame: &Frame<'_>) {
         if self.track_unknown {
-            self.unknown
+            self.found
                 .borrow_mut()
+                .get_or_insert_with(Box::default)
+                .unknown
                 .push(Issue::new(frame.path(Purpose::Unknown), "unknown field"));
         }
     }
