@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::{broadcast, Notify};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::seal::{Purpose, Sealer};
@@ -58,7 +58,6 @@ pub(crate) struct Shared {
     origin: String,
     started: AtomicBool,
     rx: std::sync::Mutex<Option<broadcast::Receiver<String>>>,
-    wake: Arc<Notify>,
     stop: CancellationToken,
     /// Scopes were disposed: this instance's records of registrations that are
     /// gone are to drop.
@@ -222,7 +221,6 @@ impl Shared {
             origin: new_confirm_id(),
             started: AtomicBool::new(false),
             rx: std::sync::Mutex::new(Some(rx)),
-            wake: Arc::new(Notify::new()),
             stop: CancellationToken::new(),
             disposed: AtomicBool::new(false),
             settling: tokio::sync::Mutex::new(()),
@@ -270,7 +268,6 @@ impl Shared {
         }
         handle.spawn(sweep(
             Arc::downgrade(inner),
-            Arc::clone(&self.wake),
             inner.config.clock.changes(),
             stop,
             shutdown,
@@ -376,7 +373,10 @@ impl Shared {
                 return Err(unavailable(&e));
             }
         };
-        self.wake.notify_one();
+        // The sweeper is not woken: the new record expires after its next run
+        // (it runs every second and on every clock jump; the clock decides at
+        // approval), so a sweep now would find nothing of it, and each one is a
+        // store round trip (under many approvers, back to back).
         Ok(evicted
             .into_iter()
             .filter_map(|e| {
@@ -839,7 +839,6 @@ async fn listen(
 /// sweeper goes on.
 async fn sweep(
     weak: Weak<Inner>,
-    wake: Arc<Notify>,
     mut clock_changes: Option<tokio::sync::watch::Receiver<std::time::SystemTime>>,
     stop: CancellationToken,
     shutdown: CancellationToken,
@@ -875,7 +874,6 @@ async fn sweep(
         tokio::select! {
             () = stop.cancelled() => return,
             () = shutdown.cancelled() => return,
-            () = wake.notified() => {}
             () = clock_changed => {}
             () = tokio::time::sleep(SWEEP_EVERY) => {}
         }
