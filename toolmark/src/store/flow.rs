@@ -128,10 +128,14 @@ struct RecordIn {
 }
 
 /// A bridge message on the store's bus: the id in clear (to open it), the rest
-/// sealed and bound to the id.
+/// sealed and bound to the id. The sending instance's id is in clear too, only so
+/// that an instance skips its own messages without opening them (it is sealed in
+/// the body as well, and nothing is delivered unless the body opens).
 #[derive(Serialize, Deserialize)]
 struct Wire {
     id: String,
+    #[serde(default)]
+    origin: String,
     sealed: String,
 }
 
@@ -531,6 +535,7 @@ impl Shared {
         };
         let wire = Wire {
             id: id.to_owned(),
+            origin: self.origin.clone(),
             sealed,
         };
         if let Ok(text) = serde_json::to_string(&wire) {
@@ -547,6 +552,13 @@ impl Shared {
         let Ok(wire) = serde_json::from_str::<Wire>(text) else {
             return;
         };
+        // This instance's own message (every instance hears what it publishes):
+        // nothing to deliver, so nothing to open. Another instance's message
+        // relabelled with this origin is dropped too (its genuine copy is on the
+        // bus as well); one that claims another origin is opened and checked.
+        if wire.origin == self.origin {
+            return;
+        }
         let Some(body) = self
             .sealer
             .open_json::<WireBody>(Purpose::Bridge, &wire.id, &wire.sealed)
