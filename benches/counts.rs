@@ -158,8 +158,8 @@ fn confirms(n: usize, store: bool) {
         .build()
         .unwrap();
     rt.block_on(async {
-        let mut builder =
-            Toolmark::builder().confirm_handler(|_req: ConfirmRequest| async { Decision::approve() });
+        let mut builder = Toolmark::builder()
+            .confirm_handler(|_req: ConfirmRequest| async { Decision::approve() });
         if store {
             builder = builder
                 .seal_key([7; 32])
