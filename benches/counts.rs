@@ -19,7 +19,8 @@
 //! `sizes` (prints the size of a call's future: whoever awaits it moves it whole),
 //! `invalid N` (N calls of `math.add` whose input has a wrong type: the slow decode),
 //! `confirm N` (N deferred round trips: call → `needs_confirmation` →
-//! `confirm_pending` → run),
+//! `confirm_pending` → run), `confirm_store N` (the same on a `MemoryStore`: every
+//! confirmation sealed, kept, taken and opened),
 //! `after_change N` (N reads of a 10,000-tool manifest, each after a scope was
 //! hidden and shown again; the tools are registered first, so subtract `after_change
 //! 0`), `json N` (the same, then the manifest's JSON),
@@ -150,16 +151,21 @@ fn rmcp_calls(n: usize, input: &serde_json::Value) {
     });
 }
 
-fn confirms(n: usize) {
+/// `store`: kept in a `MemoryStore` (sealed records) instead of the built-in table.
+fn confirms(n: usize, store: bool) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        let tm = Toolmark::builder()
-            .confirm_handler(|_req: ConfirmRequest| async { Decision::approve() })
-            .build()
-            .unwrap();
+        let mut builder = Toolmark::builder()
+            .confirm_handler(|_req: ConfirmRequest| async { Decision::approve() });
+        if store {
+            builder = builder
+                .seal_key([7; 32])
+                .confirm_store(toolmark::store::MemoryStore::new());
+        }
+        let tm = builder.build().unwrap();
         tm.register(
             ToolSpec::new("guarded", "Send a message")
                 .input_schema(json!({
@@ -305,7 +311,8 @@ fn main() {
             let routes = rmcp_side::typed_routes(n);
             std::mem::forget(black_box(rmcp_side::register_all(routes)));
         }
-        Some("confirm") => confirms(n),
+        Some("confirm") => confirms(n, false),
+        Some("confirm_store") => confirms(n, true),
         Some("after_change") => after_change(n, false),
         Some("json") => after_change(n, true),
         #[cfg(feature = "mcp")]
@@ -337,7 +344,7 @@ fn main() {
         Some("sizes") => sizes(),
         // `cargo bench` runs every bench target: nothing to do without a workload.
         _ => eprintln!(
-            "usage: counts register|specs|call|call_typed|direct|rmcp_call|invalid|sizes|confirm|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
+            "usage: counts register|specs|call|call_typed|direct|rmcp_call|invalid|sizes|confirm|confirm_store|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
         ),
     }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::{broadcast, Notify};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::seal::{Purpose, Sealer};
@@ -58,7 +58,6 @@ pub(crate) struct Shared {
     origin: String,
     started: AtomicBool,
     rx: std::sync::Mutex<Option<broadcast::Receiver<String>>>,
-    wake: Arc<Notify>,
     stop: CancellationToken,
     /// Scopes were disposed: this instance's records of registrations that are
     /// gone are to drop.
@@ -129,10 +128,14 @@ struct RecordIn {
 }
 
 /// A bridge message on the store's bus: the id in clear (to open it), the rest
-/// sealed and bound to the id.
+/// sealed and bound to the id. The sending instance's id is in clear too, only so
+/// that an instance skips its own messages without opening them (it is sealed in
+/// the body as well, and nothing is delivered unless the body opens).
 #[derive(Serialize, Deserialize)]
 struct Wire {
     id: String,
+    #[serde(default)]
+    origin: String,
     sealed: String,
 }
 
@@ -222,7 +225,6 @@ impl Shared {
             origin: new_confirm_id(),
             started: AtomicBool::new(false),
             rx: std::sync::Mutex::new(Some(rx)),
-            wake: Arc::new(Notify::new()),
             stop: CancellationToken::new(),
             disposed: AtomicBool::new(false),
             settling: tokio::sync::Mutex::new(()),
@@ -270,7 +272,6 @@ impl Shared {
         }
         handle.spawn(sweep(
             Arc::downgrade(inner),
-            Arc::clone(&self.wake),
             inner.config.clock.changes(),
             stop,
             shutdown,
@@ -376,7 +377,10 @@ impl Shared {
                 return Err(unavailable(&e));
             }
         };
-        self.wake.notify_one();
+        // The sweeper is not woken: the new record expires after its next run
+        // (it runs every second and on every clock jump; the clock decides at
+        // approval), so a sweep now would find nothing of it, and each one is a
+        // store round trip (under many approvers, back to back).
         Ok(evicted
             .into_iter()
             .filter_map(|e| {
@@ -531,6 +535,7 @@ impl Shared {
         };
         let wire = Wire {
             id: id.to_owned(),
+            origin: self.origin.clone(),
             sealed,
         };
         if let Ok(text) = serde_json::to_string(&wire) {
@@ -547,6 +552,13 @@ impl Shared {
         let Ok(wire) = serde_json::from_str::<Wire>(text) else {
             return;
         };
+        // This instance's own message (every instance hears what it publishes):
+        // nothing to deliver, so nothing to open. Another instance's message
+        // relabelled with this origin is dropped too (its genuine copy is on the
+        // bus as well); one that claims another origin is opened and checked.
+        if wire.origin == self.origin {
+            return;
+        }
         let Some(body) = self
             .sealer
             .open_json::<WireBody>(Purpose::Bridge, &wire.id, &wire.sealed)
@@ -839,7 +851,6 @@ async fn listen(
 /// sweeper goes on.
 async fn sweep(
     weak: Weak<Inner>,
-    wake: Arc<Notify>,
     mut clock_changes: Option<tokio::sync::watch::Receiver<std::time::SystemTime>>,
     stop: CancellationToken,
     shutdown: CancellationToken,
@@ -875,7 +886,6 @@ async fn sweep(
         tokio::select! {
             () = stop.cancelled() => return,
             () = shutdown.cancelled() => return,
-            () = wake.notified() => {}
             () = clock_changed => {}
             () = tokio::time::sleep(SWEEP_EVERY) => {}
         }

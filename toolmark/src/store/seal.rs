@@ -21,7 +21,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use aes_gcm::aead::{Aead, Payload};
+use aes_gcm::aead::{Aead, AeadInPlace, Payload};
 use aes_gcm::{Aes256Gcm, KeyInit};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -144,28 +144,47 @@ impl std::fmt::Debug for Sealer {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-fn hex_into(out: &mut String, bytes: &[u8]) {
-    for b in bytes {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 0x0f)]));
+fn hex_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    for &b in bytes {
+        out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 0x0f)]]);
     }
 }
 
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    fn digit(c: u8) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
-        }
+/// The value of each lowercase hex digit; `INVALID` for every other byte.
+const INVALID: u8 = 0xff;
+const UNHEX: [u8; 256] = {
+    let mut t = [INVALID; 256];
+    let mut i = 0;
+    while i < 16 {
+        t[HEX[i] as usize] = i as u8;
+        i += 1;
     }
+    t
+};
+
+/// The bytes of lowercase hex `s` written into `out`; `false` (and `out` partly
+/// written) when `s` is not lowercase hex of exactly `out.len()` bytes.
+fn unhex_into(s: &[u8], out: &mut [u8]) -> bool {
+    if s.len() != 2 * out.len() {
+        return false;
+    }
+    for (o, p) in out.iter_mut().zip(s.chunks_exact(2)) {
+        let (hi, lo) = (UNHEX[usize::from(p[0])], UNHEX[usize::from(p[1])]);
+        if hi == INVALID || lo == INVALID {
+            return false;
+        }
+        *o = (hi << 4) | lo;
+    }
+    true
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
     let b = s.as_bytes();
     if !b.len().is_multiple_of(2) {
         return None;
     }
-    b.chunks(2)
-        .map(|p| Some((digit(p[0])? << 4) | digit(p[1])?))
-        .collect()
+    let mut out = vec![0u8; b.len() / 2];
+    unhex_into(b, &mut out).then_some(out)
 }
 
 /// The associated data: version, purpose and storage key, each NUL-terminated
@@ -215,13 +234,14 @@ impl Sealer {
                 },
             )
             .ok()?;
-        let mut text = String::with_capacity(4 + 2 * (nonce.len() + ct.len()));
-        text.push_str(VERSION);
-        text.push(':');
+        // Written as bytes (ASCII only), read as text once at the end.
+        let mut text = Vec::with_capacity(VERSION.len() + 2 + 2 * (nonce.len() + ct.len()));
+        text.extend_from_slice(VERSION.as_bytes());
+        text.push(b':');
         hex_into(&mut text, &nonce);
-        text.push(':');
+        text.push(b':');
         hex_into(&mut text, &ct);
-        Some(text)
+        String::from_utf8(text).ok()
     }
 
     /// What `text` holds, when it was sealed under this key for `purpose` under
@@ -229,17 +249,16 @@ impl Sealer {
     pub(crate) fn open(&self, purpose: Purpose, key: &str, text: &str) -> Option<Vec<u8>> {
         let rest = text.strip_prefix(VERSION)?.strip_prefix(':')?;
         let (nonce, ct) = rest.split_once(':')?;
-        let nonce: [u8; 12] = unhex(nonce)?.try_into().ok()?;
-        let ct = unhex(ct)?;
+        let mut n = [0u8; 12];
+        if !unhex_into(nonce.as_bytes(), &mut n) {
+            return None;
+        }
+        // Opened where it was read into: the tag is cut off, no second buffer.
+        let mut buf = unhex(ct)?;
         self.cipher
-            .decrypt(
-                (&nonce).into(),
-                Payload {
-                    msg: &ct,
-                    aad: &aad(purpose, key),
-                },
-            )
-            .ok()
+            .decrypt_in_place((&n).into(), &aad(purpose, key), &mut buf)
+            .ok()?;
+        Some(buf)
     }
 
     /// `value` as JSON, sealed (see [`seal`](Self::seal)).
@@ -297,6 +316,28 @@ mod tests {
             .open(Purpose::Record, "a", &text[..text.len() - 2])
             .is_none());
         assert!(s.open(Purpose::Record, "a", "").is_none());
+    }
+
+    #[test]
+    fn hex_reads_back_lowercase_hex_of_the_exact_length_only() {
+        let all: Vec<u8> = (0..=255).collect();
+        let mut text = Vec::new();
+        hex_into(&mut text, &all);
+        let text = String::from_utf8(text).unwrap();
+        assert_eq!(text.len(), 512);
+        assert_eq!(unhex(&text).unwrap(), all);
+        assert_eq!(&text[..8], "00010203");
+        assert!(unhex(&text.to_uppercase()).is_none(), "uppercase");
+        assert!(unhex(&text[..511]).is_none(), "odd length");
+        for bad in ["0g", "g0", " 0", "0:", "\u{e9}"] {
+            assert!(unhex(bad).is_none(), "{bad:?}");
+        }
+        assert_eq!(unhex("").unwrap(), Vec::<u8>::new());
+        let mut nonce = [0u8; 2];
+        assert!(unhex_into(b"abcd", &mut nonce));
+        assert_eq!(nonce, [0xab, 0xcd]);
+        assert!(!unhex_into(b"abcdef", &mut nonce), "too long");
+        assert!(!unhex_into(b"ab", &mut nonce), "too short");
     }
 
     #[test]
