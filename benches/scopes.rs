@@ -14,6 +14,11 @@
 //!
 //! Run with `cargo bench --bench scopes`; read each `toolmark/S` row as a ratio to
 //! `direct/S` (goal: at most 2× at every scope count).
+//!
+//! For instruction counts (exact on a noisy machine), `SCOPES_COUNT=<side>:<S>:<rounds>`
+//! (`side` = `direct` or `toolmark`) skips criterion and runs that many rounds of one
+//! side at `S` scopes on the same runtime, after one untimed round: run it under
+//! `valgrind --tool=callgrind` with two round counts and take the difference.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use serde_json::{json, Value};
@@ -91,12 +96,42 @@ async fn direct() {
     }
 }
 
-fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// The `SCOPES_COUNT` mode (see the header); `false` when it is not set.
+fn count_mode() -> bool {
+    let Ok(spec) = std::env::var("SCOPES_COUNT") else {
+        return false;
+    };
+    let parts: Vec<&str> = spec.split(':').collect();
+    let [side, scopes, rounds] = parts[..] else {
+        panic!("SCOPES_COUNT is <direct|toolmark>:<scopes>:<rounds>, not {spec}");
+    };
+    let (scopes, rounds): (usize, usize) = (scopes.parse().unwrap(), rounds.parse().unwrap());
+    let rt = runtime();
+    let (tm, names) = toolmark(scopes, None);
+    let names = Arc::new(names);
+    for _ in 0..=rounds {
+        match side {
+            "direct" => rt.block_on(direct()),
+            "toolmark" => rt.block_on(calls(&tm, &names)),
+            _ => panic!("SCOPES_COUNT side is direct or toolmark, not {side}"),
+        }
+    }
+    true
+}
+
+fn bench(c: &mut Criterion) {
+    if count_mode() {
+        return;
+    }
+    let rt = runtime();
     let mut group = c.benchmark_group("scopes");
     group
         .sample_size(10)

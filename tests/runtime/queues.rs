@@ -442,3 +442,54 @@ async fn shutdown_aborts_running_calls_and_refuses_new_ones() {
     );
     assert!(tm.is_shut_down());
 }
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_refuses_queued_calls() {
+    let tm = tm();
+    let log = Log::default();
+    tm.register(sleeper("work", &log), Default::default())
+        .unwrap();
+    let spawn = |id: &'static str| {
+        let tm = tm.clone();
+        tokio::spawn(async move {
+            tm.call("work", json!({"id": id, "secs": 60}), as_inapp())
+                .await
+        })
+    };
+    let running = spawn("1");
+    tokio::task::yield_now().await;
+    let queued: Vec<_> = ["2", "3", "4"].into_iter().map(spawn).collect();
+    tokio::task::yield_now().await;
+    tm.shutdown();
+    for q in queued {
+        assert_eq!(code(&q.await.unwrap()), Some(RefusalCode::Cancelled));
+    }
+    assert_eq!(code(&running.await.unwrap()), Some(RefusalCode::Cancelled));
+    assert_eq!(log.get(), ["start 1"], "no queued call ran");
+}
+
+#[tokio::test(start_paused = true)]
+async fn disposing_a_parent_refuses_calls_queued_in_its_child() {
+    let tm = tm();
+    let log = Log::default();
+    let parent = tm.scope("p");
+    let child = parent.scope("c");
+    child.register(sleeper("work", &log)).unwrap();
+    let spawn = |id: &'static str| {
+        let tm = tm.clone();
+        tokio::spawn(async move {
+            tm.call("p.c.work", json!({"id": id, "secs": 60}), as_inapp())
+                .await
+        })
+    };
+    let running = spawn("1");
+    tokio::task::yield_now().await;
+    let queued: Vec<_> = ["2", "3"].into_iter().map(spawn).collect();
+    tokio::task::yield_now().await;
+    parent.dispose();
+    for q in queued {
+        assert_eq!(code(&q.await.unwrap()), Some(RefusalCode::ScopeDisposed));
+    }
+    assert_eq!(code(&running.await.unwrap()), Some(RefusalCode::Cancelled));
+    assert_eq!(log.get(), ["start 1"], "no queued call ran");
+}

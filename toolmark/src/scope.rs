@@ -200,8 +200,6 @@ pub(crate) struct ScopeNode {
     pub(crate) tools: AtomicUsize,
     /// The scope's queue: one run at a time, FIFO.
     pub(crate) queue: crate::call::gate::Gate,
-    /// Calls waiting for the permit.
-    pub(crate) waiting: AtomicUsize,
 }
 
 impl ScopeNode {
@@ -219,7 +217,6 @@ impl ScopeNode {
             children: Mutex::new(HashMap::new()),
             tools: AtomicUsize::new(0),
             queue: crate::call::gate::Gate::new(),
-            waiting: AtomicUsize::new(0),
         })
     }
 
@@ -263,7 +260,6 @@ impl ScopeNode {
             children: Mutex::new(HashMap::new()),
             tools: AtomicUsize::new(0),
             queue: crate::call::gate::Gate::new(),
-            waiting: AtomicUsize::new(0),
         });
         if !self.is_disposed() {
             children.insert(name.to_owned(), Arc::clone(&node));

@@ -5,27 +5,66 @@
 //! State: one word, bit 0 = held, the rest = number of waiters (×2). Waiters sit in a
 //! FIFO behind a mutex; every change to the waiter count happens under it, so the
 //! count in the word always equals the queue's length.
+//!
+//! What ends a wait early (the scope's disposal, the toolmark's shutdown) is watched
+//! once per gate, not once per waiter: [`Gate::acquire_until`] checks the caller's
+//! `stop` on every poll, and the first waiter registers the gate with the tokens
+//! that are cancelled when `stop` turns true; their cancellation wakes every waiter,
+//! which then sees `stop`. (A waiter registering with them itself took, per poll,
+//! two locks of mutexes every waiting call of the toolmark shares, and two more
+//! to leave.)
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::task::{Context, Poll, Wake, Waker};
+
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::sync::lock;
 
 const HELD: usize = 1;
 const WAITER: usize = 2;
 
+type Queue = Mutex<VecDeque<Arc<Slot>>>;
+
 pub(crate) struct Gate {
     state: AtomicUsize,
-    queue: Mutex<VecDeque<Arc<Slot>>>,
+    queue: Arc<Queue>,
+    /// The gate's registrations with the tokens that end every wait, made once by
+    /// the first waiter of [`acquire_until`](Gate::acquire_until) and kept while the
+    /// gate lives (dropping one would leave the token's list).
+    watch: OnceLock<Vec<Mutex<Pin<Box<WaitForCancellationFutureOwned>>>>>,
 }
 
 struct Slot {
     granted: AtomicBool,
     waker: Mutex<Option<Waker>>,
+}
+
+/// The waker the gate registers with its tokens: wakes every waiter in the queue.
+struct WakeAll(Weak<Queue>);
+
+impl Wake for WakeAll {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let Some(queue) = self.0.upgrade() else {
+            return;
+        };
+        // Woken outside the queue's lock.
+        let wakers: Vec<Waker> = lock(&queue)
+            .iter()
+            .filter_map(|slot| lock(&slot.waker).clone())
+            .collect();
+        for w in wakers {
+            w.wake();
+        }
+    }
 }
 
 /// Holding the gate; dropping it lets the next waiter in.
@@ -37,11 +76,38 @@ impl Drop for GatePermit<'_> {
     }
 }
 
+/// What ends a wait of [`Gate::acquire_until`] without the gate, and why.
+pub(crate) trait Ends {
+    /// Why the wait ended.
+    type Why;
+    /// Something that ends the wait (checked on every poll, before the gate is
+    /// taken). It must turn true before one of the watched tokens is cancelled:
+    /// their cancellation is what wakes the waiters to look.
+    fn stop(&self) -> Option<Self::Why>;
+    /// Joining a queue of `waiting` calls is refused (checked once, under the
+    /// queue's lock).
+    fn full(&self, waiting: usize) -> Option<Self::Why>;
+}
+
+/// Nothing ends the wait: [`Gate::acquire`].
+pub(crate) struct Never;
+
+impl Ends for Never {
+    type Why = std::convert::Infallible;
+    fn stop(&self) -> Option<Self::Why> {
+        None
+    }
+    fn full(&self, _: usize) -> Option<Self::Why> {
+        None
+    }
+}
+
 impl Gate {
     pub(crate) fn new() -> Self {
         Gate {
             state: AtomicUsize::new(0),
-            queue: Mutex::new(VecDeque::new()),
+            queue: Arc::new(Mutex::new(VecDeque::new())),
+            watch: OnceLock::new(),
         }
     }
 
@@ -55,11 +121,54 @@ impl Gate {
 
     /// Wait for the gate, behind everyone already waiting. Cancel-safe: dropping
     /// the future leaves the queue (or passes on a grant it did not see).
-    pub(crate) fn acquire(&self) -> Acquire<'_> {
+    pub(crate) async fn acquire(&self) -> GatePermit<'_> {
+        match self.acquire_until(&[], Never).await {
+            Ok(permit) => permit,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`acquire`](Self::acquire), ended early by `ends`: its `stop` is checked
+    /// on every poll before the gate is taken (a stop wins over a grant, which
+    /// passes on), its `full` once before joining the queue. A cancellation of one
+    /// of `tokens` (the same tokens on every call of this gate) wakes every waiter
+    /// to look at `stop`.
+    pub(crate) fn acquire_until<'a, 't, E: Ends>(
+        &'a self,
+        tokens: &'t [&'t CancellationToken],
+        ends: E,
+    ) -> Acquire<'a, 't, E> {
         Acquire {
             gate: self,
             slot: None,
+            tokens,
+            ends,
         }
+    }
+
+    /// Register the gate with `tokens`, once: a cancellation wakes every waiter
+    /// (at once, if one is cancelled already).
+    fn watch(&self, tokens: &[&CancellationToken]) {
+        if tokens.is_empty() || self.watch.get().is_some() {
+            return;
+        }
+        self.watch.get_or_init(|| {
+            let waker = Waker::from(Arc::new(WakeAll(Arc::downgrade(&self.queue))));
+            let mut cx = Context::from_waker(&waker);
+            let mut fired = false;
+            let watch = tokens
+                .iter()
+                .map(|token| {
+                    let mut fut = Box::pin((*token).clone().cancelled_owned());
+                    fired |= fut.as_mut().poll(&mut cx).is_ready();
+                    Mutex::new(fut)
+                })
+                .collect();
+            if fired {
+                waker.wake_by_ref();
+            }
+            watch
+        });
     }
 
     fn release(&self) {
@@ -88,6 +197,18 @@ impl Gate {
             }
         }
     }
+
+    /// `slot` leaves the queue: a grant it did not use passes on.
+    fn leave(&self, slot: &Arc<Slot>) {
+        let mut queue = lock(&self.queue);
+        if slot.granted.load(Ordering::Acquire) {
+            // Granted but never seen: pass it on.
+            self.hand_on(&mut queue);
+        } else if let Some(pos) = queue.iter().position(|s| Arc::ptr_eq(s, slot)) {
+            queue.remove(pos);
+            self.state.fetch_sub(WAITER, Ordering::AcqRel);
+        }
+    }
 }
 
 impl Slot {
@@ -99,29 +220,40 @@ impl Slot {
     }
 }
 
-/// The future of [`Gate::acquire`].
-pub(crate) struct Acquire<'a> {
+/// The future of [`Gate::acquire`] and [`Gate::acquire_until`].
+pub(crate) struct Acquire<'a, 't, E> {
     gate: &'a Gate,
     slot: Option<Arc<Slot>>,
+    tokens: &'t [&'t CancellationToken],
+    ends: E,
 }
 
-impl<'a> Future for Acquire<'a> {
-    type Output = GatePermit<'a>;
+impl<'a, E: Ends + Unpin> Future for Acquire<'a, '_, E> {
+    type Output = Result<GatePermit<'a>, E::Why>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<GatePermit<'a>> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let gate = self.gate;
+        if let Some(why) = self.ends.stop() {
+            if let Some(slot) = self.slot.take() {
+                gate.leave(&slot);
+            }
+            return Poll::Ready(Err(why));
+        }
         if let Some(slot) = &self.slot {
             *lock(&slot.waker) = Some(cx.waker().clone());
             if slot.granted.load(Ordering::Acquire) {
                 self.slot = None;
-                return Poll::Ready(GatePermit(gate));
+                return Poll::Ready(Ok(GatePermit(gate)));
             }
             return Poll::Pending;
         }
         if let Some(permit) = gate.try_acquire() {
-            return Poll::Ready(permit);
+            return Poll::Ready(Ok(permit));
         }
         let mut queue = lock(&gate.queue);
+        if let Some(why) = self.ends.full(queue.len()) {
+            return Poll::Ready(Err(why));
+        }
         let slot = Arc::new(Slot {
             granted: AtomicBool::new(false),
             waker: Mutex::new(Some(cx.waker().clone())),
@@ -136,25 +268,24 @@ impl<'a> Future for Acquire<'a> {
         }
         drop(queue);
         if slot.granted.load(Ordering::Acquire) {
-            return Poll::Ready(GatePermit(gate));
+            return Poll::Ready(Ok(GatePermit(gate)));
+        }
+        // In the queue (so a cancellation from here on wakes us), then look again:
+        // `stop` turned true before any token is cancelled.
+        gate.watch(self.tokens);
+        if let Some(why) = self.ends.stop() {
+            gate.leave(&slot);
+            return Poll::Ready(Err(why));
         }
         self.slot = Some(slot);
         Poll::Pending
     }
 }
 
-impl Drop for Acquire<'_> {
+impl<E> Drop for Acquire<'_, '_, E> {
     fn drop(&mut self) {
-        let Some(slot) = self.slot.take() else {
-            return;
-        };
-        let mut queue = lock(&self.gate.queue);
-        if slot.granted.load(Ordering::Acquire) {
-            // Granted but never seen: pass it on.
-            self.gate.hand_on(&mut queue);
-        } else if let Some(pos) = queue.iter().position(|s| Arc::ptr_eq(s, &slot)) {
-            queue.remove(pos);
-            self.gate.state.fetch_sub(WAITER, Ordering::AcqRel);
+        if let Some(slot) = self.slot.take() {
+            self.gate.leave(&slot);
         }
     }
 }
@@ -266,5 +397,189 @@ mod tests {
         });
         assert_eq!(total.load(Ordering::SeqCst), 64 * 200);
         assert!(gate.try_acquire().is_some());
+    }
+
+    /// Ends for the tests: stops once `stopped` is set (before `token` is
+    /// cancelled, as the contract asks), full at `bound` waiting.
+    struct TestEnds {
+        stopped: Arc<AtomicBool>,
+        bound: usize,
+    }
+
+    impl Ends for TestEnds {
+        type Why = &'static str;
+        fn stop(&self) -> Option<&'static str> {
+            self.stopped.load(Ordering::Acquire).then_some("stopped")
+        }
+        fn full(&self, waiting: usize) -> Option<&'static str> {
+            (waiting >= self.bound).then_some("full")
+        }
+    }
+
+    fn ends(stopped: &Arc<AtomicBool>, bound: usize) -> TestEnds {
+        TestEnds {
+            stopped: Arc::clone(stopped),
+            bound,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_token_wakes_every_waiter_to_stop() {
+        let gate = Gate::new();
+        let token = CancellationToken::new();
+        let stopped = Arc::new(AtomicBool::new(false));
+        let tokens = [&token];
+        let p = gate.try_acquire().unwrap();
+        let mut waiters: Vec<_> = (0..5)
+            .map(|_| Box::pin(gate.acquire_until(&tokens, ends(&stopped, usize::MAX))))
+            .collect();
+        for w in &mut waiters {
+            assert!(futures_util::poll!(w.as_mut()).is_pending());
+        }
+        // Each waiter's waker is the test task's: count the wakes through a fresh one.
+        let woken = Arc::new(AtomicUsize::new(0));
+        struct Count(Arc<AtomicUsize>);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let waker = Waker::from(Arc::new(Count(Arc::clone(&woken))));
+        let mut cx = Context::from_waker(&waker);
+        for w in &mut waiters {
+            assert!(w.as_mut().poll(&mut cx).is_pending());
+        }
+        stopped.store(true, Ordering::Release);
+        token.cancel();
+        assert_eq!(woken.load(Ordering::SeqCst), 5, "every waiter woken");
+        for w in &mut waiters {
+            assert!(matches!(
+                w.as_mut().poll(&mut cx),
+                Poll::Ready(Err("stopped"))
+            ));
+        }
+        drop(waiters);
+        drop(p);
+        assert!(gate.try_acquire().is_some(), "free again, no waiter left");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_token_cancelled_before_the_first_wait_stops_it() {
+        let gate = Gate::new();
+        let token = CancellationToken::new();
+        let stopped = Arc::new(AtomicBool::new(true));
+        token.cancel();
+        let tokens = [&token];
+        let p = gate.try_acquire().unwrap();
+        let r = gate
+            .acquire_until(&tokens, ends(&stopped, usize::MAX))
+            .await;
+        assert!(matches!(r, Err("stopped")));
+        drop(p);
+        assert!(
+            gate.try_acquire().is_some(),
+            "the stopped waiter left the queue"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stop_wins_over_a_grant_which_passes_on() {
+        let gate = Gate::new();
+        let token = CancellationToken::new();
+        let (first_stop, second_stop) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let tokens = [&token];
+        let p = gate.try_acquire().unwrap();
+        let mut first = Box::pin(gate.acquire_until(&tokens, ends(&first_stop, usize::MAX)));
+        assert!(futures_util::poll!(first.as_mut()).is_pending());
+        let mut second = Box::pin(gate.acquire_until(&tokens, ends(&second_stop, usize::MAX)));
+        assert!(futures_util::poll!(second.as_mut()).is_pending());
+        drop(p); // granted to `first`...
+        first_stop.store(true, Ordering::Release); // ...which stops before it looks
+        assert!(matches!(
+            futures_util::poll!(first.as_mut()),
+            Poll::Ready(Err("stopped"))
+        ));
+        assert!(matches!(
+            futures_util::poll!(second.as_mut()),
+            Poll::Ready(Ok(_))
+        ));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_full_queue_is_refused_and_not_joined() {
+        let gate = Gate::new();
+        let stopped = Arc::new(AtomicBool::new(false));
+        let p = gate.try_acquire().unwrap();
+        let mut first = Box::pin(gate.acquire_until(&[], ends(&stopped, 1)));
+        assert!(futures_util::poll!(first.as_mut()).is_pending());
+        let second = gate.acquire_until(&[], ends(&stopped, 1)).await;
+        assert!(matches!(second, Err("full")));
+        drop(p);
+        assert!(
+            futures_util::poll!(first.as_mut()).is_ready(),
+            "the refused call never joined"
+        );
+    }
+
+    #[test]
+    fn a_stop_under_threads_ends_every_waiter() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(4)
+            .build()
+            .unwrap();
+        for _ in 0..20 {
+            let gate = Arc::new(Gate::new());
+            let token = CancellationToken::new();
+            let stopped = Arc::new(AtomicBool::new(false));
+            let (ran, ended) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+            let (done, all_done) = std::sync::mpsc::channel();
+            rt.block_on(async {
+                let mut handles = Vec::new();
+                for _ in 0..64 {
+                    let (gate, token, stopped) = (gate.clone(), token.clone(), stopped.clone());
+                    let (ran, ended) = (ran.clone(), ended.clone());
+                    handles.push(tokio::spawn(async move {
+                        let tokens = [&token];
+                        match gate
+                            .acquire_until(&tokens, ends(&stopped, usize::MAX))
+                            .await
+                        {
+                            Ok(_p) => {
+                                ran.fetch_add(1, Ordering::SeqCst);
+                                tokio::task::yield_now().await;
+                            }
+                            Err(_) => {
+                                ended.fetch_add(1, Ordering::SeqCst);
+                            }
+                        }
+                    }));
+                }
+                tokio::task::yield_now().await;
+                stopped.store(true, Ordering::Release);
+                token.cancel();
+                let done = done.clone();
+                tokio::spawn(async move {
+                    for h in handles {
+                        h.await.unwrap();
+                    }
+                    done.send(()).unwrap();
+                });
+            });
+            // A waiter the cancellation failed to wake would hang: fail instead.
+            all_done
+                .recv_timeout(Duration::from_secs(30))
+                .expect("every waiter ended");
+            assert_eq!(
+                ran.load(Ordering::SeqCst) + ended.load(Ordering::SeqCst),
+                64
+            );
+            assert!(
+                gate.try_acquire().is_some(),
+                "free, nobody left in the queue"
+            );
+        }
     }
 }

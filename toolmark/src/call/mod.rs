@@ -36,7 +36,6 @@ pub(crate) use run::{finish, maybe_cancelled};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -265,6 +264,43 @@ impl ToolEntry {
             return SecretSet::none();
         }
         self.secret_set(&input.to_value())
+    }
+}
+
+/// What ends a call's wait for its scope's queue, in this order: the scope's
+/// disposal, the toolmark's shutdown, the caller's signal; and a full queue.
+struct Stops<'a> {
+    inner: &'a Inner,
+    node: &'a ScopeNode,
+    signal: Option<&'a CancellationToken>,
+}
+
+impl crate::call::gate::Ends for Stops<'_> {
+    type Why = Refusal;
+
+    fn stop(&self) -> Option<Refusal> {
+        if self.node.is_disposed() {
+            Some(disposed(self.node))
+        } else if self.inner.is_shut_down()
+            || self.signal.is_some_and(CancellationToken::is_cancelled)
+        {
+            Some(cancelled_before_run())
+        } else {
+            None
+        }
+    }
+
+    fn full(&self, waiting: usize) -> Option<Refusal> {
+        let bound = self.inner.config.queue_bound;
+        (waiting >= bound).then(|| {
+            Refusal::new(
+                RefusalCode::Busy,
+                format!(
+                    "Scope `{}` has {} calls waiting; try again later",
+                    self.node.path, bound
+                ),
+            )
+        })
     }
 }
 
@@ -710,29 +746,18 @@ impl Inner {
         node: &'a ScopeNode,
         signal: Option<&CancellationToken>,
     ) -> Result<GatePermit<'a>, Refusal> {
-        if node.waiting.fetch_add(1, Ordering::AcqRel) >= self.config.queue_bound {
-            node.waiting.fetch_sub(1, Ordering::AcqRel);
-            return Err(Refusal::new(
-                RefusalCode::Busy,
-                format!(
-                    "Scope `{}` has {} calls waiting; try again later",
-                    node.path, self.config.queue_bound
-                ),
-            ));
-        }
-        struct Waiting<'a>(&'a ScopeNode);
-        impl Drop for Waiting<'_> {
-            fn drop(&mut self) {
-                self.0.waiting.fetch_sub(1, Ordering::AcqRel);
-            }
-        }
-        let _waiting = Waiting(node);
+        // Disposal and shutdown are watched once by the gate (their flags are set
+        // before their tokens are cancelled); the caller's own signal by this call.
+        let tokens = [&node.dispose_token, &self.shutdown];
+        let ends = Stops {
+            inner: self,
+            node,
+            signal,
+        };
         tokio::select! {
             biased;
-            () = node.dispose_token.cancelled() => Err(disposed(node)),
-            () = self.shutdown.cancelled() => Err(cancelled_before_run()),
+            r = node.queue.acquire_until(&tokens, ends) => r,
             () = maybe_cancelled(signal) => Err(cancelled_before_run()),
-            permit = node.queue.acquire() => Ok(permit),
         }
     }
 
