@@ -228,10 +228,10 @@ impl ScopeNode {
         opts: impl FnOnce(&str) -> ScopeOptions,
     ) -> Arc<ScopeNode> {
         let mut children = lock(&self.children);
-        if let Some(existing) = children.get(name) {
-            if !existing.is_disposed() {
-                return Arc::clone(existing);
-            }
+        if let Some(existing) = children.get(name)
+            && !existing.is_disposed()
+        {
+            return Arc::clone(existing);
         }
         let join = |base: &str| {
             if base.is_empty() {
@@ -421,13 +421,13 @@ impl Scope {
         if old != when {
             inner.scope_changed(&self.node);
         }
-        if let Some(shared) = &inner.shared {
-            if let Some(sync) = &shared.scopes {
-                if sync.is_shared(&self.node.path) && !self.node.is_disposed() {
-                    sync.changed(&self.node.path, when, old != when);
-                    shared.start(&inner);
-                }
-            }
+        if let Some(shared) = &inner.shared
+            && let Some(sync) = &shared.scopes
+            && sync.is_shared(&self.node.path)
+            && !self.node.is_disposed()
+        {
+            sync.changed(&self.node.path, when, old != when);
+            shared.start(&inner);
         }
     }
 

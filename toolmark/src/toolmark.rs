@@ -977,10 +977,10 @@ impl Inner {
     pub(crate) fn manifest(&self, caller: Caller) -> Arc<CachedManifest> {
         let version = self.version.load(Ordering::Acquire);
         let mut cache = lock(&self.manifest_cache[caller as usize]);
-        if let Some(cached) = cache.as_ref() {
-            if cached.version == version {
-                return Arc::clone(cached);
-            }
+        if let Some(cached) = cache.as_ref()
+            && cached.version == version
+        {
+            return Arc::clone(cached);
         }
         let list: Arc<[ToolInfo]> = self
             .sorted_tools()
@@ -1002,10 +1002,10 @@ impl Inner {
     pub(crate) fn sorted_tools(&self) -> Arc<[Arc<ToolEntry>]> {
         let version = self.tools_version.load(Ordering::Acquire);
         let mut sorted = lock(&self.sorted_tools);
-        if let Some((v, list)) = sorted.as_ref() {
-            if *v == version {
-                return Arc::clone(list);
-            }
+        if let Some((v, list)) = sorted.as_ref()
+            && *v == version
+        {
+            return Arc::clone(list);
         }
         let mut list: Vec<Arc<ToolEntry>> = self.read_registry().values().cloned().collect();
         list.sort_unstable_by(|a, b| a.name.cmp(&b.name));

@@ -476,18 +476,18 @@ impl AgentTools {
     /// the others keep their converted definition.
     pub fn tool_list(&self) -> Arc<ToolList> {
         let version = self.tm.manifest_version();
-        if let Some(list) = lock(&self.cache).as_ref() {
-            if list.version == version {
-                return Arc::clone(list);
-            }
+        if let Some(list) = lock(&self.cache).as_ref()
+            && list.version == version
+        {
+            return Arc::clone(list);
         }
         let list = {
             let mut convert = lock(&self.convert);
             // Another task may have built this version while this one waited.
-            if let Some(list) = lock(&self.cache).as_ref() {
-                if list.version >= version {
-                    return Arc::clone(list);
-                }
+            if let Some(list) = lock(&self.cache).as_ref()
+                && list.version >= version
+            {
+                return Arc::clone(list);
             }
             let manifest = self.tm.manifest_shared(self.options.caller);
             Arc::new(ToolList::build(

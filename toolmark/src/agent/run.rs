@@ -253,13 +253,13 @@ impl AgentTools {
                             .call(&c.tool, input, options)
                             .instrument(span.clone())
                             .await;
-                        if let Some(input) = recorded {
-                            if let Some(observed) = self.tm.redact_input(&c.tool, &input) {
-                                span.record(
-                                    "gen_ai.tool.call.arguments",
-                                    observed.to_string().as_str(),
-                                );
-                            }
+                        if let Some(input) = recorded
+                            && let Some(observed) = self.tm.redact_input(&c.tool, &input)
+                        {
+                            span.record(
+                                "gen_ai.tool.call.arguments",
+                                observed.to_string().as_str(),
+                            );
                         }
                         outcome
                     }

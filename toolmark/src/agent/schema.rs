@@ -191,12 +191,12 @@ fn strict_node(
         map.insert("anyOf".into(), one_of);
     }
     map.remove("writeOnly");
-    if let Some(format) = map.get("format").and_then(Value::as_str) {
-        if !STRICT_FORMATS.contains(&format) {
-            let sentence = format!("Format: {format}.");
-            map.remove("format");
-            append_description(map, &sentence);
-        }
+    if let Some(format) = map.get("format").and_then(Value::as_str)
+        && !STRICT_FORMATS.contains(&format)
+    {
+        let sentence = format!("Format: {format}.");
+        map.remove("format");
+        append_description(map, &sentence);
     }
     for (k, label) in STRICT_DESCRIBED {
         if let Some(v) = map.remove(*k) {
@@ -271,10 +271,10 @@ fn make_nullable(prop: &mut Value) {
             Value::Array(ts) if !ts.contains(&null) => ts.push(null),
             _ => {}
         }
-        if let Some(Value::Array(values)) = map.get_mut("enum") {
-            if !values.contains(&Value::Null) {
-                values.push(Value::Null);
-            }
+        if let Some(Value::Array(values)) = map.get_mut("enum")
+            && !values.contains(&Value::Null)
+        {
+            values.push(Value::Null);
         }
         return;
     }

@@ -247,10 +247,10 @@ impl UnknownCheck {
         let key = Arc::as_ptr(schema) as usize;
         // A live `Weak` keeps its allocation, so an entry whose schema is still
         // alive at this address is this very schema.
-        if let Some((weak, check)) = crate::sync::lock(cache).0.get(&key) {
-            if weak.strong_count() > 0 {
-                return check.clone();
-            }
+        if let Some((weak, check)) = crate::sync::lock(cache).0.get(&key)
+            && weak.strong_count() > 0
+        {
+            return check.clone();
         }
         let check = UnknownCheck::for_schema(schema);
         let mut guard = crate::sync::lock(cache);
@@ -339,10 +339,10 @@ pub(crate) fn check_input(
     limits: InputLimits,
     known: Option<&[Box<str>]>,
 ) -> Result<bool, Issue> {
-    if let Value::Object(map) = input {
-        if let Some(checked) = check_flat(map, limits, known) {
-            return checked;
-        }
+    if let Value::Object(map) = input
+        && let Some(checked) = check_flat(map, limits, known)
+    {
+        return checked;
     }
     check_nested(input, limits, known)
 }

@@ -839,10 +839,10 @@ impl Inner {
         let end = self
             .run_guarded(node, shared, signal, set.shared_texts(), fut)
             .await;
-        if matches!(end, crate::call::run::RunEnd::Panicked(_)) {
-            if let Some(flag) = shared.reach.as_ref().and_then(|r| r.panicked.as_ref()) {
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
-            }
+        if matches!(end, crate::call::run::RunEnd::Panicked(_))
+            && let Some(flag) = shared.reach.as_ref().and_then(|r| r.panicked.as_ref())
+        {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
         }
         // The state a tool works on may have changed while the call waited or ran
         // (the user typed another card): its secrets now are secrets of the outcome.

@@ -66,10 +66,10 @@ where
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
             };
             let _ = tx.send(r);
-            if state.swap(DONE, Ordering::AcqRel) == ABANDONED {
-                if let Some(c) = counter {
-                    c.fetch_sub(1, Ordering::AcqRel);
-                }
+            if state.swap(DONE, Ordering::AcqRel) == ABANDONED
+                && let Some(c) = counter
+            {
+                c.fetch_sub(1, Ordering::AcqRel);
             }
         })
     };

@@ -593,10 +593,10 @@ pub(crate) async fn answer(
 ) -> Observed<Outcome> {
     let backend = Backend::of(inner);
     let shared = backend.shared();
-    if let Some(shared) = shared {
-        if let Err(e) = shared.settle(inner).await {
-            return SecretSet::none().outcome(crate::store::flow::unavailable(&e));
-        }
+    if let Some(shared) = shared
+        && let Err(e) = shared.settle(inner).await
+    {
+        return SecretSet::none().outcome(crate::store::flow::unavailable(&e));
     }
     let mut taken = match backend.take(inner, id).await {
         Ok(Some(taken)) => taken,

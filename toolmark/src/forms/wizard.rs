@@ -520,18 +520,16 @@ fn nav_decode(wizard: &Arc<WizardInner>, check_current: bool, matcher: &Matcher)
     let matcher = matcher.clone();
     Arc::new(move |input: &Value, allow_unknown: bool| {
         decode_typed::<NoInput>(input, allow_unknown)?;
-        if check_current {
-            if let Some(step) = wizard.current_step() {
-                // As a form's submit does: a message at a sensitive path never
-                // quotes the value, and no message holds a secret of any step.
-                step.validate().map_err(|issues| {
-                    safe_issues(
-                        prefix_issues(step.name(), issues),
-                        &matcher,
-                        &all_json(&wizard.config.steps),
-                    )
-                })?;
-            }
+        if check_current && let Some(step) = wizard.current_step() {
+            // As a form's submit does: a message at a sensitive path never
+            // quotes the value, and no message holds a secret of any step.
+            step.validate().map_err(|issues| {
+                safe_issues(
+                    prefix_issues(step.name(), issues),
+                    &matcher,
+                    &all_json(&wizard.config.steps),
+                )
+            })?;
         }
         Ok(Box::new(()) as Decoded)
     })

@@ -276,15 +276,16 @@ fn cross_site(
             "Send the decision as application/json",
         ));
     }
-    if let Some(site) = header(header::HeaderName::from_static("sec-fetch-site")) {
-        if site != "same-origin" && site != "none" {
-            return Some((StatusCode::FORBIDDEN, "Decide on the approval page itself"));
-        }
+    if let Some(site) = header(header::HeaderName::from_static("sec-fetch-site"))
+        && site != "same-origin"
+        && site != "none"
+    {
+        return Some((StatusCode::FORBIDDEN, "Decide on the approval page itself"));
     }
-    if let Some(origin) = header(header::ORIGIN) {
-        if origin_of(&page.url).as_deref() != Some(origin.as_str()) {
-            return Some((StatusCode::FORBIDDEN, "Decide on the approval page itself"));
-        }
+    if let Some(origin) = header(header::ORIGIN)
+        && origin_of(&page.url).as_deref() != Some(origin.as_str())
+    {
+        return Some((StatusCode::FORBIDDEN, "Decide on the approval page itself"));
     }
     None
 }

@@ -59,10 +59,10 @@ impl FastList {
     fn page(&self, elicits: bool) -> Option<Bytes> {
         let listing = self.catalog.listing(self.policy.as_ref());
         let slot = usize::from(elicits);
-        if let Some((v, bytes)) = &lock(&self.pages)[slot] {
-            if *v == listing.version {
-                return Some(bytes.clone());
-            }
+        if let Some((v, bytes)) = &lock(&self.pages)[slot]
+            && *v == listing.version
+        {
+            return Some(bytes.clone());
         }
         let tools = listing.for_client(elicits);
         let end = self.page_size.min(tools.len());

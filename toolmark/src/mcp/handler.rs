@@ -117,13 +117,14 @@ impl McpSession {
             return None;
         }
         let caps = caps?.elicitation.as_ref()?;
-        if let Some(page) = &self.config.approval {
-            if page.policy.covers(name, effect) && caps.url.is_some() {
-                return Some(mrtr::Mode::Page {
-                    page: page.clone(),
-                    store: self.config.decisions(page),
-                });
-            }
+        if let Some(page) = &self.config.approval
+            && page.policy.covers(name, effect)
+            && caps.url.is_some()
+        {
+            return Some(mrtr::Mode::Page {
+                page: page.clone(),
+                store: self.config.decisions(page),
+            });
         }
         let policy = self.config.elicitation.as_ref()?;
         if !policy.covers(name, effect) || (caps.form.is_none() && caps.url.is_some()) {

@@ -276,10 +276,10 @@ async fn check_host_origin(
         (None, _) => req.uri().authority().map(|a| a.as_str().to_owned()),
     };
     // An absolute-form target must name the same authority as the Host header.
-    if let (Some(h), Some(a)) = (&host, req.uri().authority()) {
-        if !a.as_str().eq_ignore_ascii_case(h) {
-            return refuse(StatusCode::FORBIDDEN, "Host not allowed");
-        }
+    if let (Some(h), Some(a)) = (&host, req.uri().authority())
+        && !a.as_str().eq_ignore_ascii_case(h)
+    {
+        return refuse(StatusCode::FORBIDDEN, "Host not allowed");
     }
     match host {
         Some(h) if opts.host_ok(&h) => {}

@@ -104,10 +104,11 @@ impl Catalog {
     /// when the manifest version moved.
     pub(crate) fn listing(&self, policy: Option<&Elicitation>) -> Arc<Listing> {
         let version = self.tm.manifest_version();
-        if let Some(l) = lock(&self.listing).as_ref() {
-            if l.version == version && l.policy.as_ref() == policy {
-                return Arc::clone(l);
-            }
+        if let Some(l) = lock(&self.listing).as_ref()
+            && l.version == version
+            && l.policy.as_ref() == policy
+        {
+            return Arc::clone(l);
         }
         let inner = &self.tm.inner;
         let entries = inner.sorted_tools();

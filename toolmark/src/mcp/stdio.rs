@@ -373,10 +373,10 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             // The call's progress and log messages went out through rmcp's
             // service before it ended (a notification's send returns once its
             // line is written): they come first.
-            if let Err(error) = front.out.message(&message).await {
-                if error.kind() != std::io::ErrorKind::NotConnected {
-                    tracing::error!(target: "toolmark::mcp", %error, "could not write an answer");
-                }
+            if let Err(error) = front.out.message(&message).await
+                && error.kind() != std::io::ErrorKind::NotConnected
+            {
+                tracing::error!(target: "toolmark::mcp", %error, "could not write an answer");
             }
             front.answered.notify_waiters();
         }));
@@ -523,15 +523,13 @@ fn parse(line: &[u8]) -> Parsed {
         Ok(message) => return Parsed::Message(message),
         Err(error) => error,
     };
-    if std::str::from_utf8(line).is_ok() {
-        if let Ok(value) = serde_json::from_slice::<Value>(line) {
-            if let Some(method) = value.get("method").and_then(Value::as_str) {
-                if ignored_notification(&value, method) {
-                    tracing::trace!(target: "toolmark::mcp", "ignoring a non-standard notification");
-                    return Parsed::Ignored;
-                }
-            }
-        }
+    if std::str::from_utf8(line).is_ok()
+        && let Ok(value) = serde_json::from_slice::<Value>(line)
+        && let Some(method) = value.get("method").and_then(Value::as_str)
+        && ignored_notification(&value, method)
+    {
+        tracing::trace!(target: "toolmark::mcp", "ignoring a non-standard notification");
+        return Parsed::Ignored;
     }
     let category = error.classify();
     match category {

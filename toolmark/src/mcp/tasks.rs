@@ -871,10 +871,10 @@ impl Asker {
             }
         }
         st.waiting = kept;
-        if st.waiting.len() != before {
-            if let Err(e) = self.save_live(&st).await {
-                tracing::warn!(target: "toolmark::mcp", error = %e, "a task's state could not be stored");
-            }
+        if st.waiting.len() != before
+            && let Err(e) = self.save_live(&st).await
+        {
+            tracing::warn!(target: "toolmark::mcp", error = %e, "a task's state could not be stored");
         }
     }
 
@@ -1222,14 +1222,13 @@ async fn ending_of(
             ..
         } => {
             if let (Ok(Some(pending)), Some(mode)) = (tm.pending_by_id(confirm_id).await, by_client)
+                && let Some(requests) = mode.asking(&pending, &tasks.sealer)
             {
-                if let Some(requests) = mode.asking(&pending, &tasks.sealer) {
-                    return Ending::Asking {
-                        id: confirm_id.clone(),
-                        exp: crate::store::to_ms(*expires_at),
-                        requests,
-                    };
-                }
+                return Ending::Asking {
+                    id: confirm_id.clone(),
+                    exp: crate::store::to_ms(*expires_at),
+                    requests,
+                };
             }
         }
         _ => {}

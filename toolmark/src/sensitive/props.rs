@@ -323,18 +323,19 @@ fn apply(v: &mut Value, e: &Edit, paths: &[SensitivePath], fresh: &mut usize) {
     match e {
         Edit::Scalar(w) => {
             let loc = location(v, w);
-            if let Some(node) = get_mut(v, &loc) {
-                if !node.is_object() && !node.is_array() {
-                    *node = new_scalar;
-                }
+            if let Some(node) = get_mut(v, &loc)
+                && !node.is_object()
+                && !node.is_array()
+            {
+                *node = new_scalar;
             }
         }
         Edit::DeleteKey(w) => {
             let mut loc = location(v, w);
-            if let Some(At::K(k)) = loc.pop() {
-                if let Some(Value::Object(m)) = get_mut(v, &loc) {
-                    m.remove(&k);
-                }
+            if let Some(At::K(k)) = loc.pop()
+                && let Some(Value::Object(m)) = get_mut(v, &loc)
+            {
+                m.remove(&k);
             }
         }
         Edit::InsertRow(w, i) => {
@@ -345,27 +346,27 @@ fn apply(v: &mut Value, e: &Edit, paths: &[SensitivePath], fresh: &mut usize) {
             }
         }
         Edit::RemoveRow(w, i) => {
-            if let Some(a) = array_at(v, w) {
-                if !a.is_empty() {
-                    let at = usize::from(*i) % a.len();
-                    a.remove(at);
-                }
+            if let Some(a) = array_at(v, w)
+                && !a.is_empty()
+            {
+                let at = usize::from(*i) % a.len();
+                a.remove(at);
             }
         }
         Edit::SwapRows(w, i, j) => {
-            if let Some(a) = array_at(v, w) {
-                if !a.is_empty() {
-                    let (i, j) = (usize::from(*i) % a.len(), usize::from(*j) % a.len());
-                    a.swap(i, j);
-                }
+            if let Some(a) = array_at(v, w)
+                && !a.is_empty()
+            {
+                let (i, j) = (usize::from(*i) % a.len(), usize::from(*j) % a.len());
+                a.swap(i, j);
             }
         }
         Edit::ReplaceSensitive(p, w) => {
             let loc = sensitive_location(v, paths, *p, w);
-            if !loc.is_empty() {
-                if let Some(node) = get_mut(v, &loc) {
-                    *node = new_scalar;
-                }
+            if !loc.is_empty()
+                && let Some(node) = get_mut(v, &loc)
+            {
+                *node = new_scalar;
             }
         }
         Edit::Restructure(w) => {
@@ -540,11 +541,10 @@ proptest! {
                         if node.as_str() == Some(REDACTED) {
                             prop_assert_eq!(get(&x, &loc), Some(node), "at {}", dotted(&loc));
                         }
-                        if let Some(s) = node.as_str() {
-                            if let Some((home, _)) = secrets.iter().find(|(_, m)| *m == s) {
+                        if let Some(s) = node.as_str()
+                            && let Some((home, _)) = secrets.iter().find(|(_, m)| *m == s) {
                                 prop_assert_eq!(home, &loc, "{} moved", s);
                             }
-                        }
                     }
                 }
                 Err(issues) => {

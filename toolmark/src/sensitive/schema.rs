@@ -199,10 +199,10 @@ pub(super) fn step_items<'a>(expanded: &[&'a Value]) -> Vec<&'a Value> {
     for n in expanded {
         let items = n.get("items");
         let prefix = n.get("prefixItems").and_then(Value::as_array);
-        if let Some(items) = items {
-            if items != &Value::Bool(false) {
-                out.push(items);
-            }
+        if let Some(items) = items
+            && items != &Value::Bool(false)
+        {
+            out.push(items);
         }
         if let Some(prefix) = prefix {
             out.extend(prefix.iter());
@@ -346,16 +346,17 @@ fn resolve_segs<'a>(
                 let Some(json_name) = json_name else {
                     let mut e = not_a_property(name, at, &expanded, &props, &unresolved);
                     let rest = &segs[n + 1..];
-                    if suggest && !rest.is_empty() {
-                        if let Ok(tail) = resolve_segs(nodes, rest, schema, mode, false) {
-                            let mut full = resolved;
-                            full.extend(tail);
-                            e.push_str(&format!(
-                                "; if {name:?} is a #[serde(flatten)] field, its fields sit at \
+                    if suggest
+                        && !rest.is_empty()
+                        && let Ok(tail) = resolve_segs(nodes, rest, schema, mode, false)
+                    {
+                        let mut full = resolved;
+                        full.extend(tail);
+                        e.push_str(&format!(
+                            "; if {name:?} is a #[serde(flatten)] field, its fields sit at \
                                  this level: write \"json:{}\"",
-                                segs_to_string(&full)
-                            ));
-                        }
+                            segs_to_string(&full)
+                        ));
                     }
                     return Err(e);
                 };
@@ -556,10 +557,10 @@ fn mark(node: &mut Value, segs: &[Seg], root: &Value, depth: usize) {
         .get("$ref")
         .and_then(Value::as_str)
         .and_then(|r| resolve_ref(root, r));
-    if let Some(target) = target {
-        if reaches(target, segs, root) {
-            inline(map, private_copy(target));
-        }
+    if let Some(target) = target
+        && reaches(target, segs, root)
+    {
+        inline(map, private_copy(target));
     }
     match first {
         Seg::Key(k) => {

@@ -53,11 +53,11 @@ pub(crate) fn bound(s: &mut String, max: usize) {
     if s.len() <= max {
         return;
     }
-    if let Some((cut, _)) = s.char_indices().nth(max.saturating_sub(1)) {
-        if s[cut..].chars().nth(1).is_some() {
-            s.truncate(cut);
-            s.push('…');
-        }
+    if let Some((cut, _)) = s.char_indices().nth(max.saturating_sub(1))
+        && s[cut..].chars().nth(1).is_some()
+    {
+        s.truncate(cut);
+        s.push('…');
     }
 }
 
@@ -240,10 +240,10 @@ impl SecretSet {
             return SecretSet::none();
         }
         let mut texts = matcher.secrets(input);
-        if !matcher.is_empty() {
-            if let Some(keys) = keys {
-                keys.unlisted_leaves(input, &mut texts);
-            }
+        if !matcher.is_empty()
+            && let Some(keys) = keys
+        {
+            keys.unlisted_leaves(input, &mut texts);
         }
         if let Some(state) = state {
             // A panicking state reader counts as one with no secrets beyond the input's.
@@ -480,10 +480,10 @@ impl SecretSet {
             Some(m) => m.redact(input),
             None => input.clone(),
         };
-        if let (Some(keys), Some(m)) = (keys, self.matcher()) {
-            if !m.is_empty() {
-                keys.redact_unlisted(&mut out);
-            }
+        if let (Some(keys), Some(m)) = (keys, self.matcher())
+            && !m.is_empty()
+        {
+            keys.redact_unlisted(&mut out);
         }
         Observed(bound_keys(self.scrub_value(out)))
     }

@@ -538,10 +538,10 @@ impl Shared {
             origin: self.origin.clone(),
             sealed,
         };
-        if let Ok(text) = serde_json::to_string(&wire) {
-            if let Err(e) = self.store.publish(text).await {
-                tracing::warn!(target: "toolmark", error = %e, "a bridge message was not published to the other instances");
-            }
+        if let Ok(text) = serde_json::to_string(&wire)
+            && let Err(e) = self.store.publish(text).await
+        {
+            tracing::warn!(target: "toolmark", error = %e, "a bridge message was not published to the other instances");
         }
     }
 
@@ -597,11 +597,10 @@ impl Shared {
         };
         let inner = Arc::clone(inner);
         handle.spawn(async move {
-            if let Some(shared) = &inner.shared {
-                if let Err(e) = shared.settle(&inner).await {
+            if let Some(shared) = &inner.shared
+                && let Err(e) = shared.settle(&inner).await {
                     tracing::debug!(target: "toolmark", error = %e, "the confirmations of disposed scopes are dropped later");
                 }
-            }
         });
     }
 
@@ -629,11 +628,11 @@ impl Shared {
                 return Err(e);
             }
         }
-        if self.disposed.swap(false, Ordering::AcqRel) {
-            if let Err(e) = self.drop_gone(inner).await {
-                self.disposed.store(true, Ordering::Release);
-                return Err(e);
-            }
+        if self.disposed.swap(false, Ordering::AcqRel)
+            && let Err(e) = self.drop_gone(inner).await
+        {
+            self.disposed.store(true, Ordering::Release);
+            return Err(e);
         }
         Ok(())
     }

@@ -230,10 +230,8 @@ impl ConfirmStore for MemoryStore {
             .tombstones
             .get(id)
             .is_some_and(|t| !t.token.is_empty() && t.token == token);
-        if ours {
-            if let Some(t) = state.tombstones.remove(id) {
-                state.insert(t.record);
-            }
+        if ours && let Some(t) = state.tombstones.remove(id) {
+            state.insert(t.record);
         }
         Box::pin(std::future::ready(Ok(ours)))
     }
@@ -264,10 +262,10 @@ impl ConfirmStore for MemoryStore {
         // A record under a used id is removed, never returned.
         let mut taken = Vec::new();
         for id in &due {
-            if let Some(r) = state.take(id) {
-                if !state.tombstones.contains(id) {
-                    taken.push(r);
-                }
+            if let Some(r) = state.take(id)
+                && !state.tombstones.contains(id)
+            {
+                taken.push(r);
             }
         }
         state.tombstones.prune(now);

@@ -442,12 +442,11 @@ impl RedisStore {
             .set_max_delay(Duration::from_millis(500))
             .set_automatic_resubscription()
             .set_push_sender(move |info: redis::PushInfo| {
-                if info.kind == PushKind::Message {
-                    if let Some(RValue::BulkString(bytes)) = info.data.get(1) {
-                        if let Ok(text) = String::from_utf8(bytes.clone()) {
-                            let _ = tx.send(text);
-                        }
-                    }
+                if info.kind == PushKind::Message
+                    && let Some(RValue::BulkString(bytes)) = info.data.get(1)
+                    && let Ok(text) = String::from_utf8(bytes.clone())
+                {
+                    let _ = tx.send(text);
                 }
                 Ok::<(), std::convert::Infallible>(())
             });

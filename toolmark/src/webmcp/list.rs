@@ -44,10 +44,10 @@ impl Catalog {
 
     pub(crate) fn listing(&self) -> Arc<Listing> {
         let version = self.tm.manifest_version();
-        if let Some(l) = lock(&self.listing).as_ref() {
-            if l.version == version {
-                return Arc::clone(l);
-            }
+        if let Some(l) = lock(&self.listing).as_ref()
+            && l.version == version
+        {
+            return Arc::clone(l);
         }
         let listing = Arc::new(build(&self.tm, version, &mut lock(&self.book)));
         *lock(&self.listing) = Some(Arc::clone(&listing));

@@ -35,10 +35,10 @@ use crate::{Issue, Outcome};
 pub fn tool_result(outcome: Outcome) -> Value {
     match outcome {
         Outcome::Ok { output } => {
-            if let Some(content) = crate::Content::from_output(&output) {
-                if let Ok(blocks) = serde_json::to_value(content.content) {
-                    return json!({ "content": blocks, "isError": false });
-                }
+            if let Some(content) = crate::Content::from_output(&output)
+                && let Ok(blocks) = serde_json::to_value(content.content)
+            {
+                return json!({ "content": blocks, "isError": false });
             }
             let structured = if output.is_object() {
                 output
