@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::time::{sleep, Instant};
 use tokio_util::sync::CancellationToken;
-use toolmark::{CallOptions, Caller, RefusalCode, ToolError, ToolSpec, Toolmark};
+use toolmark::{CallOptions, Caller, Outcome, RefusalCode, ToolError, ToolSpec, Toolmark};
 
 use crate::common::*;
 
@@ -443,23 +443,37 @@ async fn shutdown_aborts_running_calls_and_refuses_new_ones() {
     assert!(tm.is_shut_down());
 }
 
+/// One call of `tool` (a sleeper) running for 60 s and `queued` more waiting behind
+/// it in its scope's queue.
+async fn one_running_and_queued(
+    tm: &Toolmark,
+    tool: &'static str,
+    queued: &[&'static str],
+) -> (
+    tokio::task::JoinHandle<Outcome>,
+    Vec<tokio::task::JoinHandle<Outcome>>,
+) {
+    let spawn = |id: &'static str| {
+        let tm = tm.clone();
+        tokio::spawn(async move {
+            tm.call(tool, json!({"id": id, "secs": 60}), as_inapp())
+                .await
+        })
+    };
+    let running = spawn("1");
+    tokio::task::yield_now().await;
+    let queued = queued.iter().copied().map(spawn).collect();
+    tokio::task::yield_now().await;
+    (running, queued)
+}
+
 #[tokio::test(start_paused = true)]
 async fn shutdown_refuses_queued_calls() {
     let tm = tm();
     let log = Log::default();
     tm.register(sleeper("work", &log), Default::default())
         .unwrap();
-    let spawn = |id: &'static str| {
-        let tm = tm.clone();
-        tokio::spawn(async move {
-            tm.call("work", json!({"id": id, "secs": 60}), as_inapp())
-                .await
-        })
-    };
-    let running = spawn("1");
-    tokio::task::yield_now().await;
-    let queued: Vec<_> = ["2", "3", "4"].into_iter().map(spawn).collect();
-    tokio::task::yield_now().await;
+    let (running, queued) = one_running_and_queued(&tm, "work", &["2", "3", "4"]).await;
     tm.shutdown();
     for q in queued {
         assert_eq!(code(&q.await.unwrap()), Some(RefusalCode::Cancelled));
@@ -475,17 +489,7 @@ async fn disposing_a_parent_refuses_calls_queued_in_its_child() {
     let parent = tm.scope("p");
     let child = parent.scope("c");
     child.register(sleeper("work", &log)).unwrap();
-    let spawn = |id: &'static str| {
-        let tm = tm.clone();
-        tokio::spawn(async move {
-            tm.call("p.c.work", json!({"id": id, "secs": 60}), as_inapp())
-                .await
-        })
-    };
-    let running = spawn("1");
-    tokio::task::yield_now().await;
-    let queued: Vec<_> = ["2", "3"].into_iter().map(spawn).collect();
-    tokio::task::yield_now().await;
+    let (running, queued) = one_running_and_queued(&tm, "p.c.work", &["2", "3"]).await;
     parent.dispose();
     for q in queued {
         assert_eq!(code(&q.await.unwrap()), Some(RefusalCode::ScopeDisposed));
