@@ -138,6 +138,10 @@ pub mod __private {
 /// The sealed-record entry points of the `seal_open` fuzz target. Not an API.
 #[doc(hidden)]
 pub mod __fuzz_seal {
+    /// The most characters of a summary an observer is shown: a genuine record's
+    /// summary is never longer (it is bounded when the confirmation is made).
+    pub const SUMMARY_CHARS: usize = crate::sensitive::SUMMARY_CHARS;
+
     /// Read `record_json` as a stored record and open it under `key`, as
     /// `confirm_pending` does: the summary it holds, or `None` when refused.
     pub fn open_record(key: &[u8; 32], record_json: &str) -> Option<String> {

@@ -89,6 +89,7 @@ pub(crate) use message::withhold_value;
 pub(crate) use path::{PathError, Seg, SensitivePath};
 pub(crate) use redact::Matcher;
 pub(crate) use schema::{mark_write_only, resolve_path, NameMode};
+pub(crate) use secrets::SUMMARY_CHARS;
 pub(crate) use secrets::{
     bound, bounded, CompactView, Observed, SecretSet, StateSecretsFn, View, MAX_ISSUE_CHARS,
     MAX_MESSAGE_CHARS, MAX_PATH_CHARS,
