@@ -317,12 +317,7 @@ fn answered(state: &str, action: ElicitationAction) -> Req {
 async fn a_confirmation_by_multi_round_trip_request_is_the_same_on_both_paths() {
     let (logs, _guard) = capture();
     let log = Log::default();
-    let tm = app(
-        Toolmark::builder().confirm_handler(|_req: toolmark::ConfirmRequest| async {
-            panic!("the app's handler is not asked: the client confirms")
-        }),
-        &log,
-    );
+    let tm = app(client_confirms(Toolmark::builder()), &log);
     let (fast, slow) = routers(&tm, |s| {
         s.confirm_by_elicitation(Elicitation::consequential())
     });

@@ -79,6 +79,14 @@ pub(crate) struct Wait {
     pub(crate) steps: u64,
 }
 
+/// A builder whose app handler must never be asked: the client confirms (over
+/// elicitation or a multi round-trip request).
+pub(crate) fn client_confirms(builder: toolmark::ToolmarkBuilder) -> toolmark::ToolmarkBuilder {
+    builder.confirm_handler(|_req: toolmark::ConfirmRequest| async {
+        panic!("the app's handler is not asked: the client confirms")
+    })
+}
+
 /// The app the tests serve: read, write, consequential (sensitive `card`),
 /// destructive, a long call, and a scope `extra` to show and hide.
 pub(crate) fn app(builder: toolmark::ToolmarkBuilder, log: &Log) -> Toolmark {

@@ -56,12 +56,11 @@ fn pay_args(to: &str) -> Value {
 /// The app of `main.rs` on a manual clock, its payments confirmed by the client.
 fn mrtr_server(log: &Log, clock: &ManualClock) -> (Toolmark, McpServer) {
     let tm = app(
-        Toolmark::builder()
-            .clock(clock.clone())
-            .confirm_expiry(Duration::from_secs(60))
-            .confirm_handler(|_req: toolmark::ConfirmRequest| async {
-                panic!("the app's handler is not asked: the client confirms")
-            }),
+        client_confirms(
+            Toolmark::builder()
+                .clock(clock.clone())
+                .confirm_expiry(Duration::from_secs(60)),
+        ),
         log,
     );
     let server = McpServer::new(tm.clone()).confirm_by_elicitation(Elicitation::consequential());

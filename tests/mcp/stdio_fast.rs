@@ -87,8 +87,9 @@ pub(crate) struct Wire {
 }
 
 impl Wire {
-    /// `fast`: `serve_io`; else `serve_transport` (rmcp's loop for everything).
-    pub(crate) async fn open(server: McpServer, fast: bool) -> Wire {
+    /// A raw line client of `server`, nothing sent yet. `fast`: `serve_io`; else
+    /// `serve_transport` (rmcp's loop for everything).
+    pub(crate) fn connect(server: McpServer, fast: bool) -> Wire {
         let (a, b) = tokio::io::duplex(1 << 16);
         let served = tokio::spawn(async move {
             if fast {
@@ -99,11 +100,16 @@ impl Wire {
             }
         });
         let (r, w) = tokio::io::split(b);
-        let mut wire = Wire {
+        Wire {
             w: Some(w),
             r: BufReader::new(r),
             served,
-        };
+        }
+    }
+
+    /// A 2026-07-28 session on `serve_io` (`fast`) or `serve_transport`.
+    pub(crate) async fn open(server: McpServer, fast: bool) -> Wire {
+        let mut wire = Wire::connect(server, fast);
         // A 2026-07-28 session: discover, then a first request opens it.
         wire.send(
             &json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover",
@@ -305,12 +311,7 @@ fn answered(id: u64, state: &str, action: ElicitationAction) -> Value {
 async fn a_confirmation_by_multi_round_trip_request_is_the_same_on_both_paths() {
     let (logs, _guard) = capture();
     let log = Log::default();
-    let tm = app(
-        Toolmark::builder().confirm_handler(|_req: toolmark::ConfirmRequest| async {
-            panic!("the app's handler is not asked: the client confirms")
-        }),
-        &log,
-    );
+    let tm = app(client_confirms(Toolmark::builder()), &log);
     let (mut fast, mut slow) = wires(&tm, |s| {
         s.confirm_by_elicitation(Elicitation::consequential())
     })

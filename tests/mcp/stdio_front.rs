@@ -9,7 +9,6 @@
 
 use rmcp::model::{ElicitResult, ElicitationAction};
 use serde_json::{json, Value};
-use tokio::io::BufReader;
 use toolmark::mcp::{Elicitation, McpServer};
 
 use crate::stdio_fast::{capture, meta, Captured, Wire};
@@ -18,21 +17,7 @@ use crate::*;
 /// A raw line client of a 2025-11-25 session (opened by `initialize`), on
 /// `serve_io` (`fast`) or `serve_transport`; with the `initialize` answer.
 async fn open_2025(server: McpServer, fast: bool, capabilities: Value) -> (Wire, String) {
-    let (a, b) = tokio::io::duplex(1 << 16);
-    let served = tokio::spawn(async move {
-        if fast {
-            let (read, write) = tokio::io::split(a);
-            server.serve_io(read, write).await
-        } else {
-            server.serve_transport(a).await
-        }
-    });
-    let (r, w) = tokio::io::split(b);
-    let mut wire = Wire {
-        w: Some(w),
-        r: BufReader::new(r),
-        served,
-    };
+    let mut wire = Wire::connect(server, fast);
     let init = wire
         .ask(
             &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -310,12 +295,7 @@ async fn session_2025(wire: &mut Wire, init: String) -> Vec<String> {
 async fn a_2025_session_is_byte_identical_to_serve_transport() {
     let (logs, _guard) = capture();
     let log = Log::default();
-    let tm = app(
-        Toolmark::builder().confirm_handler(|_req: toolmark::ConfirmRequest| async {
-            panic!("the app's handler is not asked: the client confirms")
-        }),
-        &log,
-    );
+    let tm = app(client_confirms(Toolmark::builder()), &log);
     let server = || McpServer::new(tm.clone()).confirm_by_elicitation(Elicitation::consequential());
     let capabilities = json!({"elicitation": {"form": {}}});
     let (mut fast, init) = open_2025(server(), true, capabilities.clone()).await;
