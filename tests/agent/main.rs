@@ -10,6 +10,8 @@ mod example;
 mod external;
 mod golden;
 mod hardening;
+#[path = "../support/logs.rs"]
+mod logs;
 mod names;
 mod otel;
 #[cfg(feature = "rig")]

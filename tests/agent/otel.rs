@@ -18,7 +18,7 @@ async fn exported(record_io: bool) -> Vec<SpanData> {
         .build();
     let subscriber = tracing_subscriber::registry()
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("toolmark-test")));
-    let guard = tracing::subscriber::set_default(subscriber);
+    let guard = crate::logs::scoped(subscriber);
     let (tm, _) = fixture();
     let options = AgentOptions {
         record_io,

@@ -20,6 +20,8 @@
 mod canary;
 #[path = "../support/external.rs"]
 mod external;
+#[path = "../support/logs.rs"]
+mod logs;
 
 mod app;
 mod core;

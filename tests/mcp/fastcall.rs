@@ -9,61 +9,19 @@
 //! header, which rmcp ignores on a 2026-07-28 request and the fast path leaves
 //! to it. rmcp's own DEBUG line "received request" shows which path answered.
 
-use std::sync::{Arc, Mutex};
-
 use axum::body::Body;
 use http_body_util::BodyExt;
 use rmcp::model::{ElicitResult, ElicitationAction};
 use serde_json::{json, Value};
 use toolmark::mcp::{Elicitation, McpServer, TaskOptions};
 use tower::ServiceExt;
-use tracing_subscriber::fmt::MakeWriter;
 
 use crate::*;
 
-/// Everything the subscriber writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
-impl Captured {
-    /// How many requests rmcp's serve loop received since the last call.
-    fn rmcp_requests(&self) -> usize {
-        let mut out = self.0.lock().unwrap();
-        let n = String::from_utf8_lossy(&out)
-            .matches("received request")
-            .count();
-        out.clear();
-        n
-    }
-}
-
-/// A DEBUG subscriber for this thread (the tests run on a current-thread
+/// A DEBUG capture for this thread (the tests run on a current-thread
 /// runtime, so every task the server spawns is on it).
-fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
-    let out = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(out.clone())
-        .finish();
-    (out, tracing::subscriber::set_default(subscriber))
+fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+    crate::logs::capture_at(tracing::Level::DEBUG)
 }
 
 fn meta(capabilities: Value) -> Value {
@@ -189,13 +147,13 @@ async fn results_refusals_and_errors_are_the_same_bytes_as_rmcps() {
     for req in &cases {
         let a = send(&fast, req).await;
         assert_eq!(
-            logs.rmcp_requests(),
+            rmcp_requests(&logs),
             0,
             "the fast path answered {}",
             req.body
         );
         let b = send(&slow, req).await;
-        assert_eq!(logs.rmcp_requests(), 1, "rmcp answered {}", req.body);
+        assert_eq!(rmcp_requests(&logs), 1, "rmcp answered {}", req.body);
         assert_eq!(a, b, "{}", req.body);
         assert_eq!(a.0, 200);
         assert_eq!(a.1, "application/json");
@@ -205,7 +163,7 @@ async fn results_refusals_and_errors_are_the_same_bytes_as_rmcps() {
     for req in cases {
         let a = send(&fast, &req).await;
         let b = send(&fast, &req.via_rmcp()).await;
-        assert_eq!(logs.rmcp_requests(), 1);
+        assert_eq!(rmcp_requests(&logs), 1);
         assert_eq!(a, b);
     }
     // Every call ran its tool once per request: 4 × (approved + echo).
@@ -259,7 +217,7 @@ async fn what_the_fast_path_leaves_to_rmcp_is_answered_as_before() {
     ];
     for req in &cases {
         let a = send(&fast, req).await;
-        logs.rmcp_requests();
+        rmcp_requests(&logs);
         let b = send(&slow, req).await;
         assert_eq!(a, b, "{} {:?}", req.body, req.headers);
     }
@@ -279,9 +237,9 @@ async fn what_the_fast_path_leaves_to_rmcp_is_answered_as_before() {
     let plain = Req::call("geo.find", json!({"region": "eu"}));
     let with_header =
         Req::call("geo.find", json!({"region": "eu"})).header("mcp-param-region", Some("eu"));
-    logs.rmcp_requests();
+    rmcp_requests(&logs);
     let a = send(&fast2, &with_header).await;
-    assert_eq!(logs.rmcp_requests(), 1, "left to rmcp's service");
+    assert_eq!(rmcp_requests(&logs), 1, "left to rmcp's service");
     assert_eq!(a.0, 200, "{}", a.2);
     assert_eq!(a, send(&slow2, &with_header).await);
     // Without its header: rmcp's -32020 (checked against the real argument),
@@ -330,9 +288,9 @@ async fn a_confirmation_by_multi_round_trip_request_is_the_same_on_both_paths() 
     };
     // The first round: input_required with a handle, no secret, no run.
     let a = send(&fast, &ask()).await;
-    assert_eq!(logs.rmcp_requests(), 0);
+    assert_eq!(rmcp_requests(&logs), 0);
     let b = send(&slow, &ask()).await;
-    assert_eq!(logs.rmcp_requests(), 1);
+    assert_eq!(rmcp_requests(&logs), 1);
     assert_eq!((a.0, &a.1), (b.0, &b.1));
     let ((va, sa), (vb, sb)) = (masked(&a.2), masked(&b.2));
     assert_eq!(va, vb);
@@ -343,7 +301,7 @@ async fn a_confirmation_by_multi_round_trip_request_is_the_same_on_both_paths() 
     let (sa, sb) = (sa.unwrap(), sb.unwrap());
     // The retry with the answer runs the tool once, the same answer.
     let done_a = send(&fast, &answered(&sa, ElicitationAction::Accept)).await;
-    assert_eq!(logs.rmcp_requests(), 0);
+    assert_eq!(rmcp_requests(&logs), 0);
     let done_b = send(&slow, &answered(&sb, ElicitationAction::Accept)).await;
     assert_eq!(done_a, done_b);
     assert!(done_a.2.contains(r#""paid":5"#), "{}", done_a.2);
@@ -417,9 +375,9 @@ async fn a_task_is_left_to_rmcp() {
         json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
     );
     let a = send(&router, &req).await;
-    assert_eq!(logs.rmcp_requests(), 1, "{}", a.2);
+    assert_eq!(rmcp_requests(&logs), 1, "{}", a.2);
     // Without the tasks capability the same server's call is fast.
     let b = send(&router, &Req::call("notes.count", json!({}))).await;
-    assert_eq!(logs.rmcp_requests(), 0, "{}", b.2);
+    assert_eq!(rmcp_requests(&logs), 0, "{}", b.2);
     assert!(b.2.contains(r#""result":3"#), "{}", b.2);
 }

@@ -193,8 +193,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
 async fn without_a_log_sink_ctx_log_is_a_scrubbed_tracing_event() {
     use tracing_subscriber::layer::SubscriberExt;
     let events = Events::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(events.clone()));
+    let _guard = crate::logs::scoped(tracing_subscriber::registry().with(events.clone()));
     let tm = talk_app();
     let out = tm
         .call(

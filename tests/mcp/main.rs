@@ -21,8 +21,11 @@ mod http;
 mod http_2026;
 #[cfg(feature = "redis")]
 mod instances;
+mod listen;
 mod load;
 mod logging;
+#[path = "../support/logs.rs"]
+mod logs;
 mod oversize;
 mod python;
 mod python_2026;
@@ -59,6 +62,8 @@ use serde_json::{json, Value};
 use toolmark::mcp::McpServer;
 use toolmark::{Decision, Effect, ToolError, ToolSpec, Toolmark};
 
+pub(crate) use crate::logs::Logs;
+
 pub(crate) const SECRET: &str = "4111-1111-SECRET-42";
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -77,6 +82,14 @@ pub(crate) struct Payment {
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub(crate) struct Wait {
     pub(crate) steps: u64,
+}
+
+/// How many requests rmcp's serve loop received since the last call (its
+/// DEBUG line "received request"); the canary secret is in none of its lines.
+pub(crate) fn rmcp_requests(logs: &Logs) -> usize {
+    let text = logs.take();
+    assert!(!text.contains(SECRET), "a secret in rmcp's logs: {text}");
+    text.matches("received request").count()
 }
 
 /// A builder whose app handler must never be asked: the client confirms (over

@@ -3,52 +3,16 @@
 //! the stream transport (what stdio uses) and through HTTP. The clients here
 //! are raw JSON (an rmcp client would log its own request).
 
-use std::sync::{Arc, Mutex};
-
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use toolmark::mcp::McpServer;
-use tracing_subscriber::fmt::MakeWriter;
 
 use crate::*;
 
-/// Everything the subscriber writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-/// A TRACE subscriber for every target, for this thread (the tests run on a
+/// A TRACE capture for every target, for this thread (the tests run on a
 /// current-thread runtime, so every task the server spawns is on it).
-fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
-    let out = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(out.clone())
-        .finish();
-    (out, tracing::subscriber::set_default(subscriber))
+fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+    crate::logs::capture_at(tracing::Level::TRACE)
 }
 
 fn initialize() -> String {

@@ -5,15 +5,12 @@
 //! argument stays out of rmcp's logs; a sensitive parameter (or a malformed
 //! annotation) cannot be registered as a header.
 
-use std::sync::{Arc, Mutex};
-
 use axum::body::Body;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use toolmark::mcp::McpServer;
 use toolmark::{ToolError, ToolSpec, Toolmark};
 use tower::ServiceExt;
-use tracing_subscriber::fmt::MakeWriter;
 
 use crate::*;
 
@@ -72,36 +69,9 @@ async fn send(router: &axum::Router, req: axum::http::Request<Body>) -> (u16, Va
     (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
 }
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
 #[tokio::test]
 async fn a_header_parameter_is_checked_against_the_real_argument_over_http() {
-    let out = Captured::default();
-    let _guard = tracing::subscriber::set_default(
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(out.clone())
-            .finish(),
-    );
+    let (out, _guard) = crate::logs::capture_at(tracing::Level::TRACE);
     let log = Log::default();
     let server = McpServer::new(ship_app(&log));
     let router = server.router();
@@ -156,7 +126,7 @@ async fn a_header_parameter_is_checked_against_the_real_argument_over_http() {
         assert_eq!(v["error"]["code"], json!(-32020), "{headers:?}: {v}");
     }
     assert_eq!(log.get().len(), 2, "{:?}", log.get());
-    let logs = String::from_utf8_lossy(&out.0.lock().unwrap()).into_owned();
+    let logs = out.text();
     assert!(!logs.is_empty(), "the capture saw rmcp's events");
     assert!(
         !logs.contains("leave-by-the-blue-door"),

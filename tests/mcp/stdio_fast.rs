@@ -7,59 +7,19 @@
 //! the end of input while a call runs. rmcp's DEBUG line "received request"
 //! shows which path answered; the arguments never reach rmcp's logs.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{ElicitResult, ElicitationAction};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use toolmark::mcp::{Elicitation, McpServer};
-use tracing_subscriber::fmt::MakeWriter;
 
 use crate::*;
 
-/// Everything the subscriber writes.
-#[derive(Clone, Default)]
-pub(crate) struct Captured(pub(crate) Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
-impl Captured {
-    /// How many requests rmcp's serve loop received since the last call.
-    fn rmcp_requests(&self) -> usize {
-        let mut out = self.0.lock().unwrap();
-        let text = String::from_utf8_lossy(&out).into_owned();
-        assert!(!text.contains(SECRET), "a secret in rmcp's logs: {text}");
-        out.clear();
-        text.matches("received request").count()
-    }
-}
-
-/// A TRACE subscriber for this thread (the tests run on a current-thread
+/// A TRACE capture for this thread (the tests run on a current-thread
 /// runtime, so every task the server spawns is on it).
-pub(crate) fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
-    let out = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(out.clone())
-        .finish();
-    (out, tracing::subscriber::set_default(subscriber))
+pub(crate) fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+    crate::logs::capture_at(tracing::Level::TRACE)
 }
 
 pub(crate) fn meta(capabilities: Value) -> Value {
@@ -171,7 +131,7 @@ async fn results_refusals_and_errors_are_the_same_bytes_as_rmcps() {
     let log = Log::default();
     let tm = approving_app(&log);
     let (mut fast, mut slow) = wires(&tm, |s| s).await;
-    logs.rmcp_requests();
+    rmcp_requests(&logs);
     let cases = [
         call(7, "notes.add", json!({"text": "hi"})),
         call(8, "notes.count", json!({})),
@@ -209,9 +169,9 @@ async fn results_refusals_and_errors_are_the_same_bytes_as_rmcps() {
     ];
     for req in &cases {
         let a = fast.ask(req).await;
-        assert_eq!(logs.rmcp_requests(), 0, "the fast path answered {req}");
+        assert_eq!(rmcp_requests(&logs), 0, "the fast path answered {req}");
         let b = slow.ask(req).await;
-        assert_eq!(logs.rmcp_requests(), 1, "rmcp answered {req}");
+        assert_eq!(rmcp_requests(&logs), 1, "rmcp answered {req}");
         assert_eq!(a, b, "{req}");
         assert!(!a.contains(SECRET), "{a}");
     }
@@ -247,10 +207,10 @@ async fn what_the_fast_path_leaves_to_rmcp_is_answered_as_before() {
         listed.to_string(),
         bom,
     ] {
-        logs.rmcp_requests();
+        rmcp_requests(&logs);
         fast.send_raw(&raw).await;
         let a = fast.recv().await;
-        assert_eq!(logs.rmcp_requests(), 1, "left to rmcp: {raw}");
+        assert_eq!(rmcp_requests(&logs), 1, "left to rmcp: {raw}");
         slow.send_raw(&raw).await;
         assert_eq!(a, slow.recv().await, "{raw}");
     }
@@ -272,15 +232,15 @@ async fn what_the_fast_path_leaves_to_rmcp_is_answered_as_before() {
         json!({}),
         json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
     );
-    logs.rmcp_requests();
+    rmcp_requests(&logs);
     let a = fast.ask(&tasked).await;
-    assert_eq!(logs.rmcp_requests(), 1, "left to rmcp: {a}");
+    assert_eq!(rmcp_requests(&logs), 1, "left to rmcp: {a}");
     assert_eq!(a, slow.ask(&tasked).await);
     // A long line (within rmcp's 16 MiB) is read whole and taken alike.
     let long = call(23, "notes.add", json!({"text": "x".repeat(2 << 20)}));
-    logs.rmcp_requests();
+    rmcp_requests(&logs);
     let a = fast.ask(&long).await;
-    assert_eq!(logs.rmcp_requests(), 0);
+    assert_eq!(rmcp_requests(&logs), 0);
     assert_eq!(a, slow.ask(&long).await);
 }
 
@@ -316,7 +276,7 @@ async fn a_confirmation_by_multi_round_trip_request_is_the_same_on_both_paths() 
         s.confirm_by_elicitation(Elicitation::consequential())
     })
     .await;
-    logs.rmcp_requests();
+    rmcp_requests(&logs);
     let ask = |id| {
         call_with(
             id,
@@ -327,9 +287,9 @@ async fn a_confirmation_by_multi_round_trip_request_is_the_same_on_both_paths() 
     };
     // Asked: input_required with a handle, no secret, nothing run.
     let a = fast.ask(&ask(30)).await;
-    assert_eq!(logs.rmcp_requests(), 0);
+    assert_eq!(rmcp_requests(&logs), 0);
     let b = slow.ask(&ask(30)).await;
-    assert_eq!(logs.rmcp_requests(), 1);
+    assert_eq!(rmcp_requests(&logs), 1);
     let ((va, sa), (vb, sb)) = (masked(&a), masked(&b));
     assert_eq!(va, vb);
     assert_eq!(va["result"]["resultType"], "input_required", "{a}");
@@ -339,7 +299,7 @@ async fn a_confirmation_by_multi_round_trip_request_is_the_same_on_both_paths() 
     let done_a = fast
         .ask(&answered(31, &sa, ElicitationAction::Accept))
         .await;
-    assert_eq!(logs.rmcp_requests(), 0);
+    assert_eq!(rmcp_requests(&logs), 0);
     let done_b = slow
         .ask(&answered(31, &sb, ElicitationAction::Accept))
         .await;
@@ -368,13 +328,13 @@ async fn a_confirmation_by_multi_round_trip_request_is_the_same_on_both_paths() 
     assert_eq!(ta, tb);
     assert!(ta.contains("-32602") && ta.contains("invalid"), "{ta}");
     // Asked on rmcp's path, answered on the fast one (one Toolmark).
-    logs.rmcp_requests();
+    rmcp_requests(&logs);
     let (_, s) = masked(&slow.ask(&ask(35)).await);
-    assert_eq!(logs.rmcp_requests(), 1);
+    assert_eq!(rmcp_requests(&logs), 1);
     let crossed = fast
         .ask(&answered(36, &s.unwrap(), ElicitationAction::Accept))
         .await;
-    assert_eq!(logs.rmcp_requests(), 0);
+    assert_eq!(rmcp_requests(&logs), 0);
     assert!(crossed.contains(r#""paid":5"#), "{crossed}");
     let paid = log.get().iter().filter(|l| l.starts_with("paid")).count();
     assert_eq!(paid, 3, "{:?}", log.get());
@@ -399,12 +359,12 @@ async fn progress_goes_out_through_rmcp_before_the_fast_answer() {
     let (logs, _guard) = capture();
     let tm = approving_app(&Log::default());
     let (mut fast, mut slow) = wires(&tm, |s| s).await;
-    logs.rmcp_requests();
+    rmcp_requests(&logs);
     let mut req = call(40, "slow.wait", json!({"steps": 3}));
     req["params"]["_meta"]["progressToken"] = json!("p1");
     fast.send(&req).await;
     let (notes_a, a) = until_answer(&mut fast, 40).await;
-    assert_eq!(logs.rmcp_requests(), 0, "the fast path took the call");
+    assert_eq!(rmcp_requests(&logs), 0, "the fast path took the call");
     slow.send(&req).await;
     let (notes_b, b) = until_answer(&mut slow, 40).await;
     assert_eq!((notes_a.clone(), a), (notes_b, b));
@@ -453,7 +413,7 @@ async fn a_cancelled_fast_call_is_cancelled_and_not_answered() {
     let log = Log::default();
     let tm = approving_app(&log);
     let (mut fast, mut slow) = wires(&tm, |s| s).await;
-    logs.rmcp_requests();
+    rmcp_requests(&logs);
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                         "params": {"requestId": 50, "reason": "enough"}});
     for wire in [&mut fast, &mut slow] {
@@ -471,7 +431,7 @@ async fn a_cancelled_fast_call_is_cancelled_and_not_answered() {
     let cancelled = log.get().iter().filter(|l| *l == "wait cancelled").count();
     assert_eq!(cancelled, 2, "{:?}", log.get());
     // No secret, nothing else in rmcp's logs to check here.
-    logs.rmcp_requests();
+    rmcp_requests(&logs);
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -548,7 +508,7 @@ async fn no_secret_reaches_rmcps_logs_on_either_side_of_the_front() {
         "name": "pay.send", "arguments": {"to": "ada", "amount": 5, "card": SECRET}}});
     let paid = old.ask(&pay).await;
     assert!(paid.contains(r#""paid":5"#), "{paid}");
-    assert!(logs.rmcp_requests() >= 1, "rmcp's logs were captured");
+    assert!(rmcp_requests(&logs) >= 1, "rmcp's logs were captured");
     // A 2026-07-28 session: a call the front takes, and one it leaves to rmcp
     // (another version in its `_meta`).
     let mut fast = Wire::open(McpServer::new(tm), true).await;
@@ -565,7 +525,7 @@ async fn no_secret_reaches_rmcps_logs_on_either_side_of_the_front() {
         left.contains(r#""paid":5"#),
         "rmcp's dispatch ran it: {left}"
     );
-    logs.rmcp_requests();
+    rmcp_requests(&logs);
     assert_eq!(
         log.get().iter().filter(|l| l.starts_with("paid")).count(),
         3

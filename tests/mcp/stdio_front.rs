@@ -11,7 +11,7 @@ use rmcp::model::{ElicitResult, ElicitationAction};
 use serde_json::{json, Value};
 use toolmark::mcp::{Elicitation, McpServer};
 
-use crate::stdio_fast::{capture, meta, Captured, Wire};
+use crate::stdio_fast::{capture, meta, Wire};
 use crate::*;
 
 /// A raw line client of a 2025-11-25 session (opened by `initialize`), on
@@ -168,13 +168,6 @@ fn malformed() -> Vec<(&'static str, Expect, Vec<u8>)> {
     ]
 }
 
-fn taken(logs: &Captured) -> String {
-    let mut out = logs.0.lock().unwrap();
-    let text = String::from_utf8_lossy(&out).into_owned();
-    out.clear();
-    text
-}
-
 /// Every malformed line on one session kind: serve_io's replies and logs,
 /// then serve_transport's, compared.
 async fn compare(
@@ -190,7 +183,7 @@ async fn compare(
     for (what, _, raw) in malformed() {
         fast_replies.push((what, replies(&mut fast, &raw, &marker, 99).await));
     }
-    let fast_logs = taken(&logs);
+    let fast_logs = logs.take();
     drop(guard);
     assert!(
         !fast_logs.contains(SECRET) && !fast_logs.contains("4111"),
@@ -232,7 +225,7 @@ async fn compare(
         }
     }
     assert!(
-        taken(&logs).contains(SECRET),
+        logs.take().contains(SECRET),
         "rmcp's own transport logs the line (the leak the front closes)"
     );
 }
@@ -313,7 +306,7 @@ async fn a_2025_session_is_byte_identical_to_serve_transport() {
         "{:?}",
         log.get()
     );
-    let text = taken(&logs);
+    let text = logs.take();
     assert!(!text.contains(SECRET), "{text}");
     for wire in [&mut fast, &mut slow] {
         wire.end().await;

@@ -204,7 +204,7 @@ proptest! {
                 .insert(key.clone(), json!(secret));
         }
         let (capture, logs) = Capture::new();
-        let _guard = tracing::subscriber::set_default(capture);
+        let _guard = crate::logs::scoped(capture);
         let mut seen = Observed::new(logs, |b| toolmark(b, allow_unknown));
         let caller = if deferred { Caller::InApp } else { Caller::Mcp };
         let out = rt().block_on(seen.call(name, input.clone(), caller));

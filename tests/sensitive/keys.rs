@@ -145,7 +145,7 @@ fn assert_unknown_field(out: &Outcome, path: &str) {
 #[tokio::test]
 async fn an_alias_key_is_refused_and_its_secret_reaches_nobody() {
     let (capture, logs) = Capture::new();
-    let _guard = tracing::subscriber::set_default(capture);
+    let _guard = crate::logs::scoped(capture);
     for build in [with_macro as fn(_) -> _, with_typed] {
         for allow_unknown in [false, true] {
             let mut seen = Observed::new(logs.clone(), |b| {

@@ -8,6 +8,8 @@ mod capture;
 mod fixtures;
 mod key_props;
 mod keys;
+#[path = "../support/logs.rs"]
+mod logs;
 mod maps;
 mod payloads;
 mod properties;

@@ -362,24 +362,14 @@ impl Capture {
 /// thread (see [`Capture`]).
 pub fn capture() -> Capture {
     use tracing_subscriber::layer::SubscriberExt;
-    // tracing caches each callsite's interest, and the most verbose level any
-    // subscriber wants, across threads: with only this thread's subscriber, a
-    // test running beside it on another thread (no subscriber) could leave a
-    // callsite cached as "never" and the capture missed its events. A global
-    // subscriber that wants everything at TRACE (and keeps nothing) pins both.
-    static GLOBAL: std::sync::Once = std::sync::Once::new();
-    GLOBAL.call_once(|| {
-        let _ = tracing::subscriber::set_global_default(
-            tracing_subscriber::registry().with(tracing_subscriber::filter::LevelFilter::TRACE),
-        );
-    });
     let buffer = Buffer::default();
     let subscriber = tracing_subscriber::registry()
         .with(CaptureLayer(buffer.clone()))
         .with(tracing_subscriber::filter::LevelFilter::TRACE);
     Capture {
         buffer,
-        _guard: tracing::subscriber::set_default(subscriber),
+        // Through the suite's one installer: see `logs.rs` for why.
+        _guard: crate::logs::scoped(subscriber),
     }
 }
 

@@ -3,7 +3,6 @@
 //! what a page without `onConfirm` gets.
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -618,35 +617,10 @@ async fn bad_request_bodies_are_refused_without_echoing_them() {
     assert_eq!(app.runs.load(Ordering::SeqCst), 0);
 }
 
-/// Captures `tracing` output (the app's log) for the test that installs it.
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Log {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Log {
-    type Writer = Log;
-    fn make_writer(&'a self) -> Log {
-        self.clone()
-    }
-}
-
 #[tokio::test]
 async fn refused_registrations_reach_the_apps_log_and_nothing_else_does() {
-    let log = Log::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(log.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    // The app's log: what a default `tracing_subscriber::fmt()` shows (INFO).
+    let (log, _guard) = crate::logs::capture_at(tracing::Level::INFO);
     let (_app, router) = app();
     let token = new_page(&router).await;
     let res = send(
@@ -663,7 +637,7 @@ async fn refused_registrations_reach_the_apps_log_and_nothing_else_does() {
     )
     .await;
     assert_eq!(res.status(), StatusCode::NO_CONTENT);
-    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    let text = log.text();
     let lines: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("did not register"))

@@ -9,6 +9,8 @@ mod browser;
 #[path = "../support/external.rs"]
 mod external;
 mod http;
+#[path = "../support/logs.rs"]
+mod logs;
 
 /// The example, compiled here for its `app()`.
 #[path = "../../examples/webmcp_app.rs"]

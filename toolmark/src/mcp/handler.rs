@@ -1,8 +1,9 @@
 //! One MCP session: rmcp's [`ServerHandler`] over a [`Toolmark`].
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
@@ -23,7 +24,7 @@ use serde_json::Value;
 use super::client::{from_rmcp, McpClient, Notes, SessionLevel};
 use super::elicit::ElicitHandler;
 use super::fallback;
-use super::list::{Catalog, McpTool};
+use super::list::{Catalog, Listing, McpTool};
 use super::mrtr;
 use super::result::{call_result, OutputShape};
 use super::stateless;
@@ -49,7 +50,19 @@ pub struct McpSession {
     session: Arc<str>,
     /// Counts this session among the router's live ones while it lives.
     pub(crate) slot: Option<super::http::SessionSlot>,
+    /// What the `Mcp` caller saw when each `subscriptions/listen` not yet
+    /// served was accepted, oldest first. rmcp acknowledges a stream before it
+    /// calls [`ServerHandler::listen`], so a client may change the tools in
+    /// between (it has the acknowledgment); the stream measures from here, and
+    /// that change is notified, not lost.
+    listens: Mutex<VecDeque<Arc<Listing>>>,
 }
+
+/// At most this many accepted `subscriptions/listen` streams wait for rmcp to
+/// start them (a stream whose acknowledgment could not be sent leaves its entry:
+/// the next stream takes it, older than its own, so at worst it notifies once
+/// more, never less).
+const PENDING_LISTENS: usize = 16;
 
 impl Drop for McpSession {
     /// The client session ended: decisions remembered for it end too.
@@ -73,6 +86,7 @@ impl McpSession {
             level,
             session: Arc::from(crate::confirm::new_confirm_id()),
             slot: None,
+            listens: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -275,14 +289,24 @@ impl ServerHandler for McpSession {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        // Called before rmcp acknowledges the stream: what the client sees now
+        // is where the stream starts.
+        let mut listens = crate::sync::lock(&self.listens);
+        if listens.len() < PENDING_LISTENS {
+            listens.push_back(self.catalog.listing(self.config.elicitation.as_ref()));
+        }
+        drop(listens);
         stateless::accepted(requested)
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        // The oldest: never newer than this stream's own start.
+        let from = crate::sync::lock(&self.listens).pop_front();
         stateless::listen(
             Arc::clone(&self.catalog),
             self.config.elicitation.clone(),
             subscription,
+            from,
         )
         .await;
         Ok(())

@@ -12,7 +12,7 @@ use rmcp::model::{CacheScope, ListToolsResult, ProtocolVersion, SubscriptionFilt
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::RoleServer;
 
-use super::list::{settled_change, Catalog};
+use super::list::{settled_change, Catalog, Listing};
 use super::Elicitation;
 
 /// Whether `context` is a request of the 2026-07-28 revision (or later): no
@@ -35,21 +35,29 @@ pub(crate) fn accepted(requested: &SubscriptionFilter) -> Option<SubscriptionFil
 
 /// Serve one `subscriptions/listen` stream until the client cancels it: one
 /// `notifications/tools/list_changed` per settled change of what the `Mcp`
-/// caller sees (a burst of changes is one notification, as for sessions).
+/// caller sees (a burst of changes is one notification, as for sessions),
+/// measured from `from` (what the caller saw when the stream was accepted,
+/// before rmcp acknowledged it; `None`: now).
 pub(crate) async fn listen(
     catalog: Arc<Catalog>,
     policy: Option<Elicitation>,
     subscription: SubscriptionContext,
+    from: Option<Arc<Listing>>,
 ) {
     if subscription.accepted().tools_list_changed != Some(true) {
         subscription.cancelled().await;
         return;
     }
+    // Subscribed before the first comparison: a change after it is an event,
+    // one before it is seen by the comparison.
     let mut events = catalog.tm.events();
-    let mut sent = catalog.listing(policy.as_ref());
+    let mut sent = from.unwrap_or_else(|| catalog.listing(policy.as_ref()));
     let cancelled = subscription.cancelled();
     tokio::pin!(cancelled);
-    while settled_change(&mut events, cancelled.as_mut()).await {
+    // The first pass compares without waiting: the client had the
+    // acknowledgment before `events` was subscribed.
+    let mut first = true;
+    while std::mem::take(&mut first) || settled_change(&mut events, cancelled.as_mut()).await {
         let now = catalog.listing(policy.as_ref());
         if now.same_tools(&sent) {
             continue;
