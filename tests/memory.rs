@@ -51,6 +51,52 @@ fn blocks_per_n_tool_calls(rt: &tokio::runtime::Runtime) -> u64 {
     })
 }
 
+/// Heap blocks allocated per deferred round trip of a dynamic tool (its request,
+/// then its approval and run), the inputs made before the count starts.
+fn blocks_per_deferred_round_trip(rt: &tokio::runtime::Runtime) -> (u64, u64) {
+    rt.block_on(async {
+        let tm = Toolmark::builder().max_pending(N + 10).build().unwrap();
+        tm.register(
+            ToolSpec::new("send", "Send")
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {"title": {"type": "string"}},
+                    "additionalProperties": false
+                }))
+                .effect(Effect::Consequential)
+                .summary("Send \"{title}\"")
+                .handler(|_ctx, input| async move { Ok(input) }),
+            Default::default(),
+        )
+        .unwrap();
+        let ask = |input| tm.call("send", input, CallOptions::new(Caller::InApp));
+        // Warm up: the store's tables exist and a confirmation was answered.
+        for _ in 0..10 {
+            let out = ask(json!({"title": "hi"})).await;
+            let done = tm
+                .confirm_pending(out.confirm_id().unwrap(), toolmark::Decision::approve())
+                .await;
+            assert!(done.is_ok());
+        }
+        let inputs: Vec<_> = (0..N).map(|_| json!({"title": "hi"})).collect();
+        let mut asked = Vec::with_capacity(N);
+        let mut done = Vec::with_capacity(N);
+        let before = dhat::HeapStats::get().total_blocks;
+        for input in inputs {
+            asked.push(ask(input).await);
+        }
+        let requested = dhat::HeapStats::get().total_blocks;
+        for out in &asked {
+            let id = out.confirm_id().unwrap();
+            done.push(tm.confirm_pending(id, toolmark::Decision::approve()).await);
+        }
+        let answered = dhat::HeapStats::get().total_blocks;
+        assert!(done.iter().all(toolmark::Outcome::is_ok));
+        let n = N as u64;
+        ((requested - before) / n, (answered - requested) / n)
+    })
+}
+
 fn live_bytes() -> usize {
     dhat::HeapStats::get().curr_bytes
 }
@@ -173,10 +219,14 @@ fn bytes_per_tool_and_per_pending_confirmation() {
     let pending = bytes_per_pending_confirmation(&rt);
     let left = bytes_left_after_answering(&rt);
     let blocks = blocks_per_n_tool_calls(&rt);
+    let (request, approval) = blocks_per_deferred_round_trip(&rt);
     println!("bytes per registered typed tool: {tool}");
     println!("heap blocks allocated by {N} #[tool] calls: {blocks}");
     println!("bytes per pending deferred confirmation: {pending}");
     println!("bytes left after {N} confirmations were answered: {left}");
+    println!(
+        "heap blocks per deferred round trip: {request} (request) + {approval} (approval and run)"
+    );
     // A typed tool holds at most what rmcp 3.11's route for the same tool holds
     // (392 B; 385 B today: its entry, its name once, its closures, its registry
     // slot). A regression that keeps the name twice again, or the manifest's copy of
@@ -195,6 +245,14 @@ fn bytes_per_tool_and_per_pending_confirmation() {
     // in the call's future): one boxed run per call (the 2,000 blocks before) fails
     // here.
     assert_eq!(blocks, 0, "{blocks} heap blocks for {N} #[tool] calls");
+    // A deferred round trip of a dynamic tool: its request keeps the input once
+    // (no decoded copy is made for a call that does not run yet: 4 blocks more
+    // before); the approval rebuilds the held input once and copies it once for the
+    // run (the context keeps the input).
+    assert!(
+        request <= 8 && approval <= 8,
+        "{request} + {approval} heap blocks per deferred round trip"
+    );
     // The id table shrinks once a burst is answered (it held ~100 KB for 2,000
     // confirmations when it never shrank).
     assert!(

@@ -487,6 +487,7 @@ impl Inner {
             Ok((input, decoded)) => {
                 // An approver may have edited the input: its secrets are the run's.
                 let set = if asked { None } else { Some(set) };
+                let decoded = crate::tools::spec::for_run(decoded, &input);
                 let run = Arc::clone(&entry.run);
                 let held = self.hold(
                     entry,
@@ -804,6 +805,7 @@ impl Inner {
         input: Value,
         decoded: Decoded,
     ) -> Observed<Outcome> {
+        let decoded = crate::tools::spec::for_run(decoded, &input);
         let run = Arc::clone(&entry.run);
         let held = self.hold(entry, caller, signal.as_ref(), progress, None, input);
         let fut = std::pin::pin!(ToolFuture::from(run(held.ctx(), decoded)));

@@ -27,6 +27,7 @@ use crate::store::flow::Shared;
 use crate::sync::lock;
 use crate::toolmark::{drop_refusal, Inner};
 use crate::tools::registry::{EntrySensitive, ToolEntry};
+use crate::tools::spec::InputItself;
 use crate::{
     Caller, ConfirmMode, Decision, Decoded, Effect, Outcome, Refusal, RefusalCode, Toolmark,
 };
@@ -257,8 +258,9 @@ pub(crate) fn defer(
     let outcome = needs_confirmation(&d);
     requested(inner, &d);
     d.seq = inner.next_pending_seq();
-    // A dynamic tool's decoded value is a copy of the input: not kept twice.
-    let decoded_is_input = decoded.is::<Value>();
+    // A decoded value that is the input itself (a dynamic tool's marker, or a
+    // typed tool's `Value`) is not kept twice: the input is.
+    let decoded_is_input = decoded.is::<InputItself>() || decoded.is::<Value>();
     let decoded = if decoded_is_input {
         Quiet::none()
     } else {
@@ -675,11 +677,13 @@ pub(crate) async fn answer(
         None => match taken.decoded.take() {
             Some(decoded) => (taken.d.input.take_value(), decoded, Vec::new()),
             None if taken.decoded_is_input => {
-                // The input rebuilt once (moved out), and the decoded copy cloned
-                // from it: no second rebuild.
-                let v = taken.d.input.take_value();
-                let decoded = Box::new(v.clone()) as Decoded;
-                (v, decoded, Vec::new())
+                // The input rebuilt once (moved out); the run's copy is made from
+                // it when the run starts: no second rebuild.
+                (
+                    taken.d.input.take_value(),
+                    InputItself::decoded(),
+                    Vec::new(),
+                )
             }
             None => match inner.validate(&entry, taken.d.input.to_value()) {
                 Ok((v, decoded)) => (v, decoded, Vec::new()),

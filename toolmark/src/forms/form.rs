@@ -594,7 +594,8 @@ where
         let matcher = matcher.clone();
         Arc::new(move |patch: &Value, allow_unknown: bool| {
             match form.check_patch(patch, allow_unknown) {
-                Ok(_) => Ok(Box::new(patch.clone()) as Decoded),
+                // Validated: the run gets its copy when it starts.
+                Ok(_) => Ok(crate::tools::spec::InputItself::decoded()),
                 Err(issues) => {
                     // Issues may be about values the patch did not send.
                     let merged = form.json().map_or(Value::Null, |mut v| {

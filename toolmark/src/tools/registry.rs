@@ -16,9 +16,7 @@ use crate::tools::spec::{
     ChangesFn, DecodeFn, Handler, PrepareFn, RunFn, SensitiveFn, SensitiveSource, StaleCheck,
 };
 use crate::tools::summary::Template;
-use crate::{
-    Caller, CallerSet, Decoded, Effect, Issue, RegisterError, ToolAnnotations, ToolInfo, ToolSpec,
-};
+use crate::{Caller, CallerSet, Effect, Issue, RegisterError, ToolAnnotations, ToolInfo, ToolSpec};
 
 /// What is sensitive in a tool's input.
 pub(crate) enum EntrySensitive {
@@ -504,7 +502,8 @@ pub(crate) fn prepare(
                     }
                 }
                 if issues.is_empty() {
-                    Ok(Box::new(input.clone()) as Decoded)
+                    // Validated: the run gets its copy when it starts.
+                    Ok(crate::tools::spec::InputItself::decoded())
                 } else {
                     Err(issues)
                 }

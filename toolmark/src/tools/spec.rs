@@ -73,6 +73,31 @@ impl Effect {
 /// confirmation and the input is decoded once.
 pub type Decoded = Box<dyn Any + Send>;
 
+/// The [`Decoded`] of a tool whose run takes its JSON input as it is (a dynamic
+/// tool, a form's fill): the decode only validates, and the run gets a copy of the
+/// input when it starts ([`for_run`]). A box of this zero-sized marker allocates
+/// nothing, so a call that never runs (deferred, refused by the policy) copies
+/// nothing.
+pub(crate) struct InputItself;
+
+impl InputItself {
+    /// The marker, boxed (no allocation).
+    pub(crate) fn decoded() -> Decoded {
+        Box::new(InputItself)
+    }
+}
+
+/// The value a run takes: `decoded`, or, when the decode kept the input itself
+/// ([`InputItself`]), a copy of `input` (the run's own; the call keeps `input`).
+#[inline]
+pub(crate) fn for_run(decoded: Decoded, input: &Value) -> Decoded {
+    if decoded.is::<InputItself>() {
+        Box::new(input.clone())
+    } else {
+        decoded
+    }
+}
+
 pub(crate) type DecodeFn = Arc<dyn Fn(&Value, bool) -> Result<Decoded, Vec<Issue>> + Send + Sync>;
 pub(crate) type RunFn =
     Arc<dyn Fn(ToolContext, Decoded) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
@@ -560,4 +585,26 @@ pub struct ToolInfo {
     pub annotations: ToolAnnotations,
     /// Whether a call from this caller needs the user's confirmation.
     pub needs_confirmation: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::{for_run, Decoded, InputItself};
+
+    #[test]
+    fn a_run_gets_a_copy_of_the_input_for_the_marker_and_any_other_value_as_it_is() {
+        let input = json!({"title": "hi", "tags": ["a"]});
+        let run = for_run(InputItself::decoded(), &input);
+        assert_eq!(run.downcast_ref::<Value>(), Some(&input));
+        let own: Decoded = Box::new(7_u32);
+        let run = for_run(own, &input);
+        assert_eq!(run.downcast_ref::<u32>(), Some(&7));
+    }
+
+    #[test]
+    fn the_marker_allocates_nothing() {
+        assert_eq!(std::mem::size_of::<InputItself>(), 0);
+    }
 }
