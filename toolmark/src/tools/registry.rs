@@ -508,13 +508,6 @@ pub(crate) fn prepare(
                     Err(issues)
                 }
             });
-            let run: RunFn = Arc::new(move |ctx, decoded| {
-                let run = Arc::clone(&run);
-                Box::pin(async move {
-                    let input = crate::call::input::downcast::<Value>(decoded)?;
-                    run(ctx, input).await
-                })
-            });
             (decode, run, None)
         }
     };

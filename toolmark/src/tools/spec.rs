@@ -107,8 +107,6 @@ pub(crate) type PrepareFn = Arc<
         + Send
         + Sync,
 >;
-pub(crate) type DynRunFn =
-    Arc<dyn Fn(ToolContext, Value) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
 pub(crate) type ChangesFn = Arc<dyn Fn(&Value) -> Vec<crate::Change> + Send + Sync>;
 pub(crate) type SensitiveFn = Arc<dyn Fn() -> Result<Vec<String>, String> + Send + Sync>;
 /// A form's (or wizard's) version: read when a deferred confirmation is requested
@@ -144,8 +142,9 @@ impl StateNeed {
 
 #[derive(Clone)]
 pub(crate) enum Handler {
-    /// Input validated against the declared JSON schema, passed as a `Value`.
-    Dynamic(DynRunFn),
+    /// Input validated against the declared JSON schema, passed as a `Value`
+    /// (the run takes the input out of its `Decoded`).
+    Dynamic(RunFn),
     /// A typed decode step and a run over the decoded value.
     Typed {
         decode: DecodeFn,
@@ -497,8 +496,15 @@ impl ToolSpec {
         F: Fn(ToolContext, Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
-        self.handler = Some(Handler::Dynamic(Arc::new(move |ctx, input| {
-            Box::pin(run(ctx, input))
+        let run = Arc::new(run);
+        // One box per run: the handler's future is awaited inside it (called at the
+        // first poll, as the run starts).
+        self.handler = Some(Handler::Dynamic(Arc::new(move |ctx, decoded: Decoded| {
+            let run = Arc::clone(&run);
+            Box::pin(async move {
+                let input = crate::call::input::downcast::<Value>(decoded)?;
+                run(ctx, input).await
+            })
         })));
         self
     }
