@@ -473,6 +473,12 @@ pub(crate) fn prepare(
                     reason: format!("its input schema is not a valid JSON Schema: {e}"),
                 })?;
             let decode: DecodeFn = Arc::new(move |input: &Value, _allow_unknown: bool| {
+                // A valid input (the common case) is only checked: the error
+                // iterator (boxed) is built for an invalid one, to list its issues.
+                if validator.is_valid(input) {
+                    // Validated: the run gets its copy when it starts.
+                    return Ok(crate::tools::spec::InputItself::decoded());
+                }
                 let mut issues: Vec<Issue> = Vec::new();
                 for e in validator.iter_errors(input) {
                     let path = e
@@ -502,7 +508,6 @@ pub(crate) fn prepare(
                     }
                 }
                 if issues.is_empty() {
-                    // Validated: the run gets its copy when it starts.
                     Ok(crate::tools::spec::InputItself::decoded())
                 } else {
                     Err(issues)
