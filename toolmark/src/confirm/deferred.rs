@@ -255,7 +255,8 @@ pub(crate) fn defer(
         Bound::Entry(Arc::clone(entry)),
         set,
     );
-    let outcome = needs_confirmation(&d);
+    // The table keeps the view compact: its summary is kept at its exact size.
+    let outcome = d.view.needs_confirmation_kept(&d.id, d.expires_at);
     requested(inner, &d);
     d.seq = inner.next_pending_seq();
     // A decoded value that is the input itself (a dynamic tool's marker, or a

@@ -196,6 +196,25 @@ impl Observed<View> {
             expires_at,
         })
     }
+
+    /// [`needs_confirmation`](Self::needs_confirmation) of a view the table will
+    /// keep [`compact`](Self::compact): the summary as made (with room to spare)
+    /// goes to the outcome, and this view keeps a copy of exactly its size, so
+    /// compacting it copies nothing again. The same text either way.
+    pub(crate) fn needs_confirmation_kept(
+        &mut self,
+        confirm_id: &str,
+        expires_at: std::time::SystemTime,
+    ) -> Observed<Outcome> {
+        let exact = String::from(self.0.summary.as_str());
+        let summary = std::mem::replace(&mut self.0.summary, exact);
+        Observed(Outcome::NeedsConfirmation {
+            confirm_id: confirm_id.to_owned(),
+            summary,
+            changes: self.0.changes.clone(),
+            expires_at,
+        })
+    }
 }
 
 /// The secrets of one call (see the [module docs](self)). Empty for a tool with
@@ -645,6 +664,25 @@ mod tests {
         assert_eq!(
             s.scrub_value(json!({"echo": 7310, "other": 7311})),
             json!({"echo": "[redacted]", "other": 7311})
+        );
+    }
+
+    #[test]
+    fn a_kept_view_answers_with_the_summary_as_made_and_keeps_an_exact_copy() {
+        let s = set(&["cvc"], &json!({"cvc": "SECRET-1"}));
+        let mut summary = String::with_capacity(64);
+        summary.push_str("Pay with SECRET-1");
+        let input = json!({"cvc": "SECRET-1"});
+        let mut view = s.view(&Matcher::none(), &input, summary, Vec::new(), false);
+        let at = std::time::SystemTime::UNIX_EPOCH;
+        let asked = view.needs_confirmation("id", at).into_inner();
+        let kept = view.needs_confirmation_kept("id", at).into_inner();
+        assert_eq!(kept, asked, "the same outcome either way");
+        assert_eq!(view.get().summary, "Pay with [redacted]");
+        assert_eq!(view.get().summary.capacity(), view.get().summary.len());
+        assert_eq!(
+            &*view.compact().expand().get().summary,
+            "Pay with [redacted]"
         );
     }
 
