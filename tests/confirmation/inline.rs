@@ -21,6 +21,7 @@ on_every_store!(
     a_per_call_confirm_handler_is_asked_instead_of_the_apps,
     a_per_call_confirm_handler_gives_a_path_when_the_app_has_none,
     a_per_call_confirm_handler_does_not_make_a_deferred_caller_inline,
+    confirm_pending_does_not_answer_an_inline_confirmation,
 );
 
 async fn webmcp_mcp_and_tour_never_see_needs_confirmation(s: Store) {
@@ -90,6 +91,31 @@ async fn the_inline_call_waits_for_the_confirm_queue(s: Store) {
         queue.approve(&req.confirm_id, None).unwrap_err().code,
         RefusalCode::ConfirmationExpired
     );
+}
+
+/// `confirm_pending` answers deferred confirmations only: given an open inline
+/// confirmation's id it is refused, and the inline one stays open for its handler.
+async fn confirm_pending_does_not_answer_an_inline_confirmation(s: Store) {
+    let queue = ConfirmQueue::new();
+    let Some((tm, runs)) = create_on(s, Toolmark::builder().confirm_handler(queue.handler())).await
+    else {
+        return;
+    };
+    let mut updates = queue.subscribe();
+    let call = spawn_call(&tm, "create", json!({"title": "x"}), opts(Caller::Mcp));
+    updates.changed().await.unwrap();
+    let id = queue.pending()[0].confirm_id.clone();
+    let out = tm.confirm_pending(&id, Decision::approve()).await;
+    assert_eq!(code(&out), Some(RefusalCode::ConfirmationExpired));
+    assert_eq!(count(&runs), 0, "not run by confirm_pending");
+    // Still open (asking again changes nothing): its handler's answer runs it.
+    assert_eq!(
+        code(&tm.confirm_pending(&id, Decision::approve()).await),
+        Some(RefusalCode::ConfirmationExpired)
+    );
+    queue.approve(&id, None).unwrap();
+    assert!(call.await.unwrap().is_ok());
+    assert_eq!(count(&runs), 1);
 }
 
 async fn an_inline_rejection_with_reason_reaches_the_agent(s: Store) {

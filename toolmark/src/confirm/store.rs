@@ -434,19 +434,29 @@ impl PendingStore {
 
     /// Take `id` out (single use).
     pub(crate) fn take(&mut self, id: &str) -> Option<Pending> {
-        let p = *self.map.take(id)?.0;
-        self.by_caller[p.caller as usize].remove(&p.seq);
-        self.shrink();
-        Some(p.into_pending())
+        let p = self.map.take(id)?;
+        Some(self.taken(p))
     }
 
-    /// Take `id` out only if it is deferred.
+    /// Take `id` out only if it is deferred (one lookup: an inline confirmation
+    /// taken by mistake goes straight back).
     pub(crate) fn take_deferred(&mut self, id: &str) -> Option<Pending> {
-        if self.map.get(id).is_some_and(|p| p.0.is_deferred()) {
-            self.take(id)
+        let p = self.map.take(id)?;
+        if p.0.is_deferred() {
+            Some(self.taken(p))
         } else {
+            self.map.insert(p);
             None
         }
+    }
+
+    /// The rest of taking `p` out of the id table: its index entry, the table's
+    /// memory.
+    fn taken(&mut self, p: ById) -> Pending {
+        let p = *p.0;
+        self.by_caller[p.caller as usize].remove(&p.seq);
+        self.shrink();
+        p.into_pending()
     }
 
     pub(crate) fn contains(&self, id: &str) -> bool {
