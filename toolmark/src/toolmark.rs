@@ -1086,7 +1086,8 @@ impl Inner {
         self.config.clock.now()
     }
 
-    /// Open a confirmation; those pushed out by the caps expire (see
+    /// Open a confirmation (numbered by the table: its `seq` is given there);
+    /// those pushed out by the caps expire (see
     /// [`ToolmarkBuilder::max_pending_per_caller`]).
     pub(crate) fn insert_pending(self: &Arc<Self>, p: Pending) {
         let per_caller = match self.config.max_pending_per_caller {
@@ -1115,10 +1116,6 @@ impl Inner {
         if wake {
             self.sweeper_wake.notify_one();
         }
-    }
-
-    pub(crate) fn next_pending_seq(&self) -> u64 {
-        lock(&self.pending).next_seq()
     }
 
     /// Expire what is due now.

@@ -79,7 +79,7 @@ pub(crate) fn sensitive_shape(entry: &ToolEntry) -> Vec<String> {
 /// One deferred confirmation, as the flow trusts it: held in this process, or
 /// opened from its seal.
 pub(crate) struct Deferred {
-    /// The built-in table's order (0 in a store).
+    /// The built-in table's order (given when it is inserted; 0 in a store).
     pub(crate) seq: u64,
     pub(crate) id: Arc<str>,
     pub(crate) tool: Arc<str>,
@@ -246,6 +246,7 @@ pub(crate) fn defer(
     ask: AskCtx,
     set: &SecretSet,
 ) -> Observed<Outcome> {
+    // Numbered (`seq`) by the table when it is inserted.
     let mut d = keep(
         inner,
         entry,
@@ -258,7 +259,6 @@ pub(crate) fn defer(
     // The table keeps the view compact: its summary is kept at its exact size.
     let outcome = d.view.needs_confirmation_kept(&d.id, d.expires_at);
     requested(inner, &d);
-    d.seq = inner.next_pending_seq();
     // A decoded value that is the input itself (a dynamic tool's marker, or a
     // typed tool's `Value`) is not kept twice: the input is.
     let decoded_is_input = decoded.is::<InputItself>() || decoded.is::<Value>();

@@ -67,9 +67,9 @@ fn open(
         input: view.get().shown.clone().unwrap_or(Value::Null),
         expires_at,
     });
-    let seq = inner.next_pending_seq();
     inner.insert_pending(Pending {
-        seq,
+        // Numbered by the table.
+        seq: 0,
         id: Arc::from(id.as_str()),
         entry: Arc::clone(entry),
         caller,

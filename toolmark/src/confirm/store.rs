@@ -133,6 +133,7 @@ pub(crate) enum PendingKind {
 }
 
 pub(crate) struct Pending {
+    /// The table's order, given when it is inserted (kept when it is put back).
     pub(crate) seq: u64,
     /// Shared with the store's two indexes (held once).
     pub(crate) id: Arc<str>,
@@ -346,12 +347,14 @@ pub(crate) enum Cap {
 }
 
 impl PendingStore {
-    pub(crate) fn next_seq(&mut self) -> u64 {
+    fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq
     }
 
-    /// Insert `p`; return the confirmations pushed out, in order. A hard
+    /// Insert a new confirmation `p`, numbered here (its `seq`, the expiry order,
+    /// is given under the insert's lock); return the confirmations pushed out, in
+    /// order. A hard
     /// per-caller bound first pushes out the inserting caller's own oldest; then,
     /// while more than `max` are open, the oldest of a caller holding more than its
     /// share goes first (the inserting caller's own when it is one), and only when no
@@ -362,6 +365,8 @@ impl PendingStore {
         max: usize,
         per_caller: PerCaller,
     ) -> Vec<(Pending, Cap)> {
+        let mut p = p;
+        p.seq = self.next_seq();
         let caller = p.caller as usize;
         self.reinsert(p);
         let mut evicted = Vec::new();
