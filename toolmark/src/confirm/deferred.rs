@@ -392,17 +392,6 @@ impl<'a> Backend<'a> {
         }
     }
 
-    /// Take `id` out for an answer (single use). `Err`: refused already.
-    async fn take(self, inner: &Arc<Inner>, id: &str) -> Result<Option<Taken>, Outcome> {
-        match self {
-            Backend::Builtin => {
-                let taken = lock(&inner.pending).take_deferred(id);
-                Ok(taken.and_then(Taken::from_pending))
-            }
-            Backend::Store(shared) => shared.take(inner, id).await,
-        }
-    }
-
     /// Put back a confirmation whose answer was refused: it stays pending, in its
     /// place.
     async fn put_back(self, inner: &Inner, taken: Taken) {
@@ -435,6 +424,12 @@ impl<'a> Backend<'a> {
             }
         }
     }
+}
+
+/// Take `id` out of the built-in table for an answer (single use).
+fn take_builtin(inner: &Inner, id: &str) -> Option<Taken> {
+    let taken = lock(&inner.pending).take_deferred(id);
+    taken.and_then(Taken::from_pending)
 }
 
 /// Whether a confirmation's registration is here to run it.
@@ -601,10 +596,19 @@ pub(crate) async fn answer(
     {
         return SecretSet::none().outcome(crate::store::flow::unavailable(&e));
     }
-    let mut taken = match backend.take(inner, id).await {
-        Ok(Some(taken)) => taken,
-        Ok(None) => return unknown_id(),
-        Err(outcome) => return SecretSet::none().outcome(outcome),
+    // Take it out for this answer (single use); `Err`: refused already. The
+    // built-in table's take does not wait: made in place, with no future of its
+    // own around it (the taken confirmation is moved once less).
+    let mut taken = match backend {
+        Backend::Builtin => match take_builtin(inner, id) {
+            Some(taken) => taken,
+            None => return unknown_id(),
+        },
+        Backend::Store(shared) => match shared.take(inner, id).await {
+            Ok(Some(taken)) => taken,
+            Ok(None) => return unknown_id(),
+            Err(outcome) => return SecretSet::none().outcome(outcome),
+        },
     };
     // Expiry is checked against the clock at approval time, not only by a timer.
     if inner.now() >= taken.d.expires_at {
