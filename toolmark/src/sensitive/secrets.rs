@@ -439,6 +439,10 @@ impl SecretSet {
     }
 
     fn changes(&self, changes: Vec<Change>) -> Vec<Change> {
+        // Most calls have none: nothing to walk (the collect below is not free).
+        if changes.is_empty() {
+            return changes;
+        }
         changes
             .into_iter()
             .map(|mut c| {
