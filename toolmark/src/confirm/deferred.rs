@@ -364,10 +364,16 @@ pub(crate) async fn deliver(
     d: &Deferred,
     outcome: &Observed<Outcome>,
 ) {
-    inner.send_bridge_with(|| Observed::confirmed(&d.id, &d.tool, outcome.clone()));
+    deliver_here(inner, d, outcome);
     if let Some(shared) = shared {
         shared.publish(inner, d, outcome).await;
     }
+}
+
+/// What came of a confirmation, to this toolmark's bridge (the part of
+/// [`deliver`] that never waits).
+fn deliver_here(inner: &Inner, d: &Deferred, outcome: &Observed<Outcome>) {
+    inner.send_bridge_with(|| Observed::confirmed(&d.id, &d.tool, outcome.clone()));
 }
 
 /// Where the confirmations of a toolmark are kept.
@@ -719,19 +725,26 @@ pub(crate) async fn answer(
     drop(taken.decoded.take().map(Quiet::new));
     let d = &taken.d;
     resolved(inner, id, &entry, &decision, edited, approver, &set);
-    remember(
-        inner,
-        &entry,
-        d.caller,
-        &d.ask,
-        remember_for,
-        true,
-        None,
-        approver,
-    )
-    .await;
+    // Only a decision to remember has anything to keep (no future otherwise).
+    if remember_for.is_some() {
+        remember(
+            inner,
+            &entry,
+            d.caller,
+            &d.ask,
+            remember_for,
+            true,
+            None,
+            approver,
+        )
+        .await;
+    }
     let outcome = inner.call_as_human(&entry, run_input, run_decoded).await;
-    deliver(inner, shared, d, &outcome).await;
+    match shared {
+        Some(_) => deliver(inner, shared, d, &outcome).await,
+        // This toolmark's bridge only: nothing to wait for.
+        None => deliver_here(inner, d, &outcome),
+    }
     outcome
 }
 
