@@ -27,6 +27,7 @@ pub(crate) mod gate;
 pub(crate) mod input;
 pub(crate) mod outcome;
 mod run;
+mod sizes;
 pub(crate) mod sync_run;
 pub(crate) mod undo;
 
@@ -203,6 +204,13 @@ impl Toolmark {
         options: CallOptions,
     ) -> impl Future<Output = Outcome> + Send + 'a {
         self.inner.call(name, input, options)
+    }
+
+    /// The sizes of a call's future and of what it holds (for the `counts` bench;
+    /// not part of the API).
+    #[doc(hidden)]
+    pub fn __call_sizes(&self, name: &str, input: &Value) -> Option<Vec<(&'static str, usize)>> {
+        sizes::call_sizes(self, name, input)
     }
 }
 

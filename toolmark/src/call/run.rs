@@ -94,7 +94,7 @@ impl Inner {
         Box::pin(self.run_slow(node, shared, signal, started, marked)).await
     }
 
-    async fn run_slow<F>(
+    pub(super) async fn run_slow<F>(
         &self,
         node: &ScopeNode,
         shared: &CallShared,
@@ -151,9 +151,9 @@ impl Inner {
 }
 
 /// A run's future with its marker made current around each poll.
-struct Marked<'m, F> {
-    marker: &'m mut RunMarker,
-    fut: std::pin::Pin<&'m mut F>,
+pub(super) struct Marked<'m, F> {
+    pub(super) marker: &'m mut RunMarker,
+    pub(super) fut: std::pin::Pin<&'m mut F>,
 }
 
 impl<F: Future> Future for Marked<'_, F> {
