@@ -364,27 +364,14 @@ impl Inner {
         async move {
             let started = self.wants_events().then(tokio::time::Instant::now);
             let caller = opts.caller;
-            // Steps 1–4, then the run's state and the run built in place. No await
-            // in this `match`: its scrutinee (a `Front`) is not kept in the future.
-            let (held, run) = match self.front(name, input, &opts) {
+            // Steps 1–4. No await in this `match` but the boxed one: its scrutinee
+            // (a `Front`) is not kept in the future.
+            let (entry, input, track) = match self.front(name, input, &opts) {
                 Front::Prepared {
                     entry,
                     input,
                     track,
-                } => {
-                    let held = self.hold(
-                        entry,
-                        caller,
-                        opts.signal.as_ref(),
-                        opts.progress,
-                        opts.reach,
-                        input,
-                    );
-                    match prepare(&held, track) {
-                        Ok(run) => (held, run),
-                        Err(outcome) => return self.leave(name, caller, started, outcome),
-                    }
-                }
+                } => (entry, input, track),
                 Front::Done(outcome) => return self.leave(name, caller, started, outcome),
                 // Boxed: a confirmation's states (and the inline and store paths)
                 // stay out of every call's future.
@@ -392,6 +379,19 @@ impl Inner {
                     let outcome = Box::pin(self.call_slow(front, opts)).await;
                     return self.leave(name, caller, started, outcome);
                 }
+            };
+            // The run's state and the run, built where they stay (not moved after).
+            let held = self.hold(
+                entry,
+                caller,
+                opts.signal.as_ref(),
+                opts.progress,
+                opts.reach,
+                input,
+            );
+            let run = match prepare(&held, track) {
+                Ok(run) => run,
+                Err(outcome) => return self.leave(name, caller, started, outcome),
             };
             let run = std::pin::pin!(run);
             let outcome = self
