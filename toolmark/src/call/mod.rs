@@ -355,6 +355,8 @@ impl Inner {
     /// future is held whole by whoever awaits it (a spawned task's cell). What
     /// it holds across its await is the plain path's only (the call's state, its
     /// run, the queue and run futures); every other path is boxed.
+    // Not an `async fn`: see above (its arguments would be kept twice).
+    #[allow(clippy::manual_async_fn)]
     pub(crate) fn call<'a>(
         self: &'a Arc<Self>,
         name: &'a str,
@@ -856,6 +858,8 @@ impl Inner {
     ///
     /// A fn returning an `async` block (not an `async fn`, which would keep a
     /// second copy of its arguments): this future is part of every call's.
+    // Not an `async fn`: see above (its arguments would be kept twice).
+    #[allow(clippy::manual_async_fn)]
     fn run_call<'a>(
         &'a self,
         shared: &'a CallShared,

@@ -40,6 +40,8 @@ impl Inner {
     ///
     /// A fn returning an `async` block (an `async fn` would keep a second copy of
     /// its arguments): this future is part of every call's.
+    // Not an `async fn`: see above (its arguments would be kept twice).
+    #[allow(clippy::manual_async_fn)]
     pub(crate) fn run_guarded<'a, F>(
         &'a self,
         node: &'a ScopeNode,
