@@ -19,6 +19,16 @@
 //! tool sees), [`input`] (decode and limits), [`outcome`] (what a call returns) and
 //! [`undo`] (restorers, run through the same queue and deadline as calls, which is
 //! why undo lives here and not with forms).
+//!
+//! Every call in flight holds `tm.call`'s future whole (a spawned call is a task of
+//! that size), so the plain path (allowed, not guarded, its scope free, its run done
+//! on the first poll) keeps only what it needs across its await: the run's state,
+//! the run inline, and the queue and run futures. Every other path (a confirmation,
+//! a queue wait that parks, a run that does not finish at once) is boxed when taken.
+//! The hot fns return `async` blocks rather than being `async fn`s (which keep a
+//! second copy of their arguments), and no await sits in a `match` on a large value
+//! (its scrutinee would be kept too). [`sizes`] prints the layout's parts (the
+//! `counts` bench's `sizes` workload).
 
 pub(crate) mod client;
 pub(crate) mod context;
