@@ -16,7 +16,8 @@
 //! `call_typed N` (the same call of a `ToolSpec::typed` tool),
 //! `direct N` (the work a call wraps, by hand: `serde_json::from_value` of the same
 //! input into the typed struct, the addition, `serde_json::to_value` of the sum),
-//! `sizes` (prints the size of a call's future: whoever awaits it moves it whole),
+//! `sizes` (prints the size of a call's future, held whole by whoever awaits it, and
+//! of what it holds),
 //! `invalid N` (N calls of `math.add` whose input has a wrong type: the slow decode),
 //! `confirm N` (N deferred round trips: call → `needs_confirmation` →
 //! `confirm_pending` → run), `confirm_store N` (the same on a `MemoryStore`: every
@@ -280,11 +281,23 @@ fn rmcp_same_json(n: usize) {
     std::mem::forget((tm, router));
 }
 
-/// The size of a call's future (moved whole by whoever awaits it).
+/// The size of a call's future (held whole by whoever awaits it: a spawned task's
+/// cell) and of what it holds, for the `#[tool]` fn and the `ToolSpec::typed` tool.
 fn sizes() {
     let tm = Toolmark::builder().build().unwrap();
-    let call = tm.call("math.add", json!({}), CallOptions::new(Caller::InApp));
-    println!("tm.call future: {} bytes", std::mem::size_of_val(&call));
+    tm.register_collected().unwrap();
+    tm.scope("typed")
+        .register(typed_spec("add".to_owned()))
+        .unwrap();
+    for name in ["math.add", "typed.add"] {
+        println!("{name}:");
+        let sizes = tm
+            .__call_sizes(name, &json!({"a": 2, "b": 40}))
+            .expect("the tool and a valid input");
+        for (what, bytes) in sizes {
+            println!("  {what}: {bytes} bytes");
+        }
+    }
     let confirm = tm.confirm_pending("id", Decision::approve());
     println!(
         "confirm_pending future: {} bytes",

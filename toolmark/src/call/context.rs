@@ -44,24 +44,29 @@ impl<T: fmt::Debug> fmt::Debug for State<T> {
 }
 
 /// App states by type: the builder's `.state(value)`s, or a test context's.
+/// Boxed, and nothing allocated while empty: a map is part of every call's state
+/// (a test context's origin), whose size every call in flight pays.
 #[derive(Default)]
-pub(crate) struct StateMap(
-    std::collections::HashMap<std::any::TypeId, Arc<dyn std::any::Any + Send + Sync>>,
-);
+pub(crate) struct StateMap(Option<Box<StateTable>>);
+
+type StateTable = std::collections::HashMap<std::any::TypeId, Arc<dyn std::any::Any + Send + Sync>>;
 
 impl StateMap {
     pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, state: T) {
-        self.0.insert(std::any::TypeId::of::<T>(), Arc::new(state));
+        self.0
+            .get_or_insert_default()
+            .insert(std::any::TypeId::of::<T>(), Arc::new(state));
     }
 
     pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.0
+            .as_ref()?
             .get(&std::any::TypeId::of::<T>())
             .and_then(|s| Arc::clone(s).downcast::<T>().ok())
     }
 
     pub(crate) fn contains(&self, type_id: std::any::TypeId) -> bool {
-        self.0.contains_key(&type_id)
+        self.0.as_ref().is_some_and(|m| m.contains_key(&type_id))
     }
 }
 

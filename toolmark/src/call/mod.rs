@@ -19,6 +19,16 @@
 //! tool sees), [`input`] (decode and limits), [`outcome`] (what a call returns) and
 //! [`undo`] (restorers, run through the same queue and deadline as calls, which is
 //! why undo lives here and not with forms).
+//!
+//! Every call in flight holds `tm.call`'s future whole (a spawned call is a task of
+//! that size), so the plain path (allowed, not guarded, its scope free, its run done
+//! on the first poll) keeps only what it needs across its await: the run's state,
+//! the run inline, and the queue and run futures. Every other path (a confirmation,
+//! a queue wait that parks, a run that does not finish at once) is boxed when taken.
+//! The hot fns return `async` blocks rather than being `async fn`s (which keep a
+//! second copy of their arguments), and no await sits in a `match` on a large value
+//! (its scrutinee would be kept too). [`sizes`] prints the layout's parts (the
+//! `counts` bench's `sizes` workload).
 
 pub(crate) mod client;
 pub(crate) mod context;
@@ -27,6 +37,7 @@ pub(crate) mod gate;
 pub(crate) mod input;
 pub(crate) mod outcome;
 mod run;
+mod sizes;
 pub(crate) mod sync_run;
 pub(crate) mod undo;
 
@@ -204,6 +215,13 @@ impl Toolmark {
     ) -> impl Future<Output = Outcome> + Send + 'a {
         self.inner.call(name, input, options)
     }
+
+    /// The sizes of a call's future and of what it holds (for the `counts` bench;
+    /// not part of the API).
+    #[doc(hidden)]
+    pub fn __call_sizes(&self, name: &str, input: &Value) -> Option<Vec<(&'static str, usize)>> {
+        sizes::call_sizes(self, name, input)
+    }
 }
 
 fn short(name: &str) -> &str {
@@ -337,56 +355,73 @@ enum Front {
     },
 }
 
-/// The one-step run of a [`Front::Prepared`] call: hold the input, build the run in
-/// place in the calling future (a macro, not a fn: a nested future would add a
-/// layer to every call's state), run it under the scope's queue.
-macro_rules! run_prepared {
-    ($inner:expr, $entry:expr, $input:expr, $track:expr, $caller:expr, $opts:expr) => {{
-        let held = $inner.hold(
-            $entry,
-            $caller,
-            $opts.signal.as_ref(),
-            $opts.progress,
-            $opts.reach,
-            $input,
-        );
-        match prepare(&held, $track) {
-            Ok(fut) => {
-                let fut = std::pin::pin!(fut);
-                $inner
-                    .run_call(held.get(), fut, $opts.signal.as_ref(), $opts.nested, None)
-                    .await
-            }
-            Err(outcome) => outcome,
-        }
-    }};
-}
-
 impl Inner {
     /// A call, end to end. Every way it can end is an [`Observed`] outcome, built
     /// through the call's secret set; the plain value is taken out only here, as it
     /// leaves.
-    pub(crate) async fn call(
-        self: &Arc<Self>,
-        name: &str,
+    ///
+    /// Written as a fn returning an `async` block, not an `async fn`: an `async
+    /// fn` keeps a second copy of its arguments across every await, and this
+    /// future is held whole by whoever awaits it (a spawned task's cell). What
+    /// it holds across its await is the plain path's only (the call's state, its
+    /// run, the queue and run futures); every other path is boxed.
+    // Not an `async fn`: see above (its arguments would be kept twice).
+    #[allow(clippy::manual_async_fn)]
+    pub(crate) fn call<'a>(
+        self: &'a Arc<Self>,
+        name: &'a str,
         input: Value,
         opts: CallOptions,
-    ) -> Outcome {
-        let started = self.wants_events().then(tokio::time::Instant::now);
-        let caller = opts.caller;
-        let outcome = match self.front(name, input, &opts) {
-            // The one-step path (no confirmation): the run's state and the run are
-            // built in place in this future, whose size is that of this path alone.
-            Front::Prepared {
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        async move {
+            let started = self.wants_events().then(tokio::time::Instant::now);
+            let caller = opts.caller;
+            // Steps 1–4. No await in this `match` but the boxed one: its scrutinee
+            // (a `Front`) is not kept in the future.
+            let (entry, input, track) = match self.front(name, input, &opts) {
+                Front::Prepared {
+                    entry,
+                    input,
+                    track,
+                } => (entry, input, track),
+                Front::Done(outcome) => return self.leave(name, caller, started, outcome),
+                // Boxed: a confirmation's states (and the inline and store paths)
+                // stay out of every call's future.
+                front => {
+                    let outcome = Box::pin(self.call_slow(front, opts)).await;
+                    return self.leave(name, caller, started, outcome);
+                }
+            };
+            // The run's state and the run, built where they stay (not moved after).
+            let held = self.hold(
                 entry,
+                caller,
+                opts.signal.as_ref(),
+                opts.progress,
+                opts.reach,
                 input,
-                track,
-            } => run_prepared!(self, entry, input, track, caller, opts),
-            Front::Done(outcome) => outcome,
-            // Boxed: a confirmation's states (and the inline and store paths) stay
-            // out of every call's future.
-            front => Box::pin(self.call_slow(front, opts)).await,
-        };
+            );
+            let run = match prepare(&held, track) {
+                Ok(run) => run,
+                Err(outcome) => return self.leave(name, caller, started, outcome),
+            };
+            let run = std::pin::pin!(run);
+            let outcome = self
+                .run_call(held.get(), run, opts.signal.as_ref(), opts.nested, None)
+                .await;
+            self.leave(name, caller, started, outcome)
+        }
+    }
+
+    /// The plain outcome of a call, as it leaves (after its `call_finished` event).
+    #[inline]
+    fn leave(
+        &self,
+        name: &str,
+        caller: Caller,
+        started: Option<tokio::time::Instant>,
+        outcome: Observed<Outcome>,
+    ) -> Outcome {
         let outcome: Outcome = outcome.into_inner();
         self.call_finished(name, caller, started, &outcome);
         outcome
@@ -440,7 +475,24 @@ impl Inner {
                 entry,
                 input,
                 track,
-            } => run_prepared!(self, entry, input, track, caller, opts),
+            } => {
+                let held = self.hold(
+                    entry,
+                    caller,
+                    opts.signal.as_ref(),
+                    opts.progress,
+                    opts.reach,
+                    input,
+                );
+                match prepare(&held, track) {
+                    Ok(run) => {
+                        let run = std::pin::pin!(run);
+                        self.run_call(held.get(), run, opts.signal.as_ref(), opts.nested, None)
+                            .await
+                    }
+                    Err(outcome) => outcome,
+                }
+            }
             Front::Run {
                 entry,
                 input,
@@ -815,44 +867,51 @@ impl Inner {
 
     /// Steps 5–7: queue, run, outcome. `set` is the call's secret set when it is
     /// known already (else it is read from the run's input).
-    async fn run_call(
-        &self,
-        shared: &CallShared,
-        fut: Pin<&mut ToolFuture>,
-        signal: Option<&CancellationToken>,
+    ///
+    /// A fn returning an `async` block (not an `async fn`, which would keep a
+    /// second copy of its arguments): this future is part of every call's.
+    // Not an `async fn`: see above (its arguments would be kept twice).
+    #[allow(clippy::manual_async_fn)]
+    fn run_call<'a>(
+        &'a self,
+        shared: &'a CallShared,
+        fut: Pin<&'a mut ToolFuture>,
+        signal: Option<&'a CancellationToken>,
         nested: bool,
         set: Option<SecretSet>,
-    ) -> Observed<Outcome> {
-        let Some(entry) = shared.entry() else {
-            return Observed::fixed(RefusalCode::Cancelled, "internal: a call without a tool");
-        };
-        let set = set.unwrap_or_else(|| entry.secret_set(&shared.input));
-        let node = &entry.scope;
-        let _permit = match self.acquire(node, signal, nested).await {
-            Ok(p) => p,
-            Err(r) => return set.outcome(r.into()),
-        };
-        self.emit(|| Event::CallStarted {
-            tool: entry.name.to_string(),
-            caller: shared.caller,
-        });
-        // The call's secrets, for its panic messages (only a tool with sensitive
-        // paths or state has any).
-        let end = self
-            .run_guarded(node, shared, signal, set.shared_texts(), fut)
-            .await;
-        if matches!(end, crate::call::run::RunEnd::Panicked(_))
-            && let Some(flag) = shared.reach.as_ref().and_then(|r| r.panicked.as_ref())
-        {
-            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    ) -> impl Future<Output = Observed<Outcome>> + Send + 'a {
+        async move {
+            let Some(entry) = shared.entry() else {
+                return Observed::fixed(RefusalCode::Cancelled, "internal: a call without a tool");
+            };
+            let set = set.unwrap_or_else(|| entry.secret_set(&shared.input));
+            let node = &entry.scope;
+            let _permit = match self.acquire(node, signal, nested).await {
+                Ok(p) => p,
+                Err(r) => return set.outcome(r.into()),
+            };
+            self.emit(|| Event::CallStarted {
+                tool: entry.name.to_string(),
+                caller: shared.caller,
+            });
+            // The call's secrets, for its panic messages (only a tool with sensitive
+            // paths or state has any).
+            let end = self
+                .run_guarded(node, shared, signal, set.shared_texts(), fut)
+                .await;
+            if matches!(end, crate::call::run::RunEnd::Panicked(_))
+                && let Some(flag) = shared.reach.as_ref().and_then(|r| r.panicked.as_ref())
+            {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            // The state a tool works on may have changed while the call waited or ran
+            // (the user typed another card): its secrets now are secrets of the outcome.
+            let set = match entry.state_secrets() {
+                Some(state) => set.with_more(read_state(state)),
+                None => set,
+            };
+            finish(end, &set)
         }
-        // The state a tool works on may have changed while the call waited or ran
-        // (the user typed another card): its secrets now are secrets of the outcome.
-        let set = match entry.state_secrets() {
-            Some(state) => set.with_more(read_state(state)),
-            None => set,
-        };
-        finish(end, &set)
     }
 }
 

@@ -37,64 +37,66 @@ impl Inner {
     /// its thread) is `cancelled`, on the first poll as in the slow path. The run's
     /// marker is current around each poll (`secrets`: the call's sensitive values,
     /// for the panic hook).
-    pub(crate) async fn run_guarded<F>(
-        &self,
-        node: &ScopeNode,
-        shared: &CallShared,
-        signal: Option<&CancellationToken>,
+    ///
+    /// A fn returning an `async` block (an `async fn` would keep a second copy of
+    /// its arguments): this future is part of every call's.
+    // Not an `async fn`: see above (its arguments would be kept twice).
+    #[allow(clippy::manual_async_fn)]
+    pub(crate) fn run_guarded<'a, F>(
+        &'a self,
+        node: &'a ScopeNode,
+        shared: &'a CallShared,
+        signal: Option<&'a CancellationToken>,
         secrets: Option<Arc<[String]>>,
         fut: F,
-    ) -> RunEnd
+    ) -> impl Future<Output = RunEnd> + Send + 'a
     where
-        F: Future<Output = Result<Value, ToolError>> + Send,
+        F: Future<Output = Result<Value, ToolError>> + Send + 'a,
     {
-        let secrets = secrets.filter(|_| self.config.scrub_panics);
-        let mut marker = RunMarker::new(Some(node), secrets);
-        let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
-        let limit = shared.deadline.limit();
-        // The first poll is timed on the coarse monotonic clock (a few ns a read,
-        // no lock): reading tokio's clock twice per call cost more than the rest of
-        // the run. It only has to tell a poll that blocked past a deadline of
-        // seconds from one that did not.
-        let t0 = limit.map(|_| coarsetime::Instant::now_without_cache_update().as_ticks());
-        // The coarse clock ticks every few ms, so a poll of a microsecond can read as
-        // one tick: less than `COARSE_TICK` counts as no time at all.
-        let first_poll_took = |t0: u64| -> Duration {
-            let ticks = coarsetime::Instant::now_without_cache_update()
-                .as_ticks()
-                .saturating_sub(t0);
-            Duration::from(coarsetime::Duration::from_ticks(ticks)).saturating_sub(COARSE_TICK)
-        };
-        // Fast path: a tool that finishes on its first poll needs no timer.
-        let first = std::future::poll_fn(|cx| {
-            let _entered = marker.enter();
-            Poll::Ready(fut.as_mut().poll(cx))
-        })
-        .await;
-        if let Poll::Ready(r) = first {
-            if let (Some(limit), Some(t0)) = (limit, t0) {
-                // Compared in ticks: the conversion is paid only by a poll that
-                // took longer than a tick.
-                let ticks = coarsetime::Instant::now_without_cache_update()
-                    .as_ticks()
-                    .saturating_sub(t0);
-                if (ticks > COARSE_TICK_TICKS || limit.is_zero()) && first_poll_took(t0) >= limit {
-                    return RunEnd::Aborted(Abort::Deadline);
+        async move {
+            let mut marker =
+                RunMarker::new(Some(node), secrets.filter(|_| self.config.scrub_panics));
+            let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
+            let limit = shared.deadline.limit();
+            // The first poll is timed on the coarse monotonic clock (a few ns a read,
+            // no lock): reading tokio's clock twice per call cost more than the rest
+            // of the run. It only has to tell a poll that blocked past a deadline of
+            // seconds from one that did not.
+            let t0 = limit.map(|_| coarsetime::Instant::now_without_cache_update().as_ticks());
+            // Fast path: a tool that finishes on its first poll needs no timer. (The
+            // poll's result is not kept across the slow path's await.)
+            if let Poll::Ready(r) = std::future::poll_fn(|cx| {
+                let _entered = marker.enter();
+                Poll::Ready(fut.as_mut().poll(cx))
+            })
+            .await
+            {
+                if let (Some(limit), Some(t0)) = (limit, t0) {
+                    // Compared in ticks: the conversion is paid only by a poll that
+                    // took longer than a tick.
+                    let ticks = coarsetime::Instant::now_without_cache_update()
+                        .as_ticks()
+                        .saturating_sub(t0);
+                    if (ticks > COARSE_TICK_TICKS || limit.is_zero())
+                        && first_poll_took(t0) >= limit
+                    {
+                        return RunEnd::Aborted(Abort::Deadline);
+                    }
                 }
+                return RunEnd::from_result(r);
             }
-            return RunEnd::from_result(r);
+            let marked = Marked {
+                marker: &mut marker,
+                fut: fut.as_mut(),
+            };
+            // The deadline counts from before the first poll: time a blocking first
+            // poll took counts against it.
+            let started = t0.map(|t0| Instant::now() - first_poll_took(t0));
+            Box::pin(self.run_slow(node, shared, signal, started, marked)).await
         }
-        let marked = Marked {
-            marker: &mut marker,
-            fut: fut.as_mut(),
-        };
-        // The deadline counts from before the first poll: time a blocking first
-        // poll took counts against it.
-        let started = t0.map(|t0| Instant::now() - first_poll_took(t0));
-        Box::pin(self.run_slow(node, shared, signal, started, marked)).await
     }
 
-    async fn run_slow<F>(
+    pub(super) async fn run_slow<F>(
         &self,
         node: &ScopeNode,
         shared: &CallShared,
@@ -150,10 +152,20 @@ impl Inner {
     }
 }
 
+/// How long the first poll took, by the coarse clock from `t0` (its ticks). The
+/// coarse clock ticks every few ms, so a poll of a microsecond can read as one
+/// tick: less than `COARSE_TICK` counts as no time at all.
+fn first_poll_took(t0: u64) -> Duration {
+    let ticks = coarsetime::Instant::now_without_cache_update()
+        .as_ticks()
+        .saturating_sub(t0);
+    Duration::from(coarsetime::Duration::from_ticks(ticks)).saturating_sub(COARSE_TICK)
+}
+
 /// A run's future with its marker made current around each poll.
-struct Marked<'m, F> {
-    marker: &'m mut RunMarker,
-    fut: std::pin::Pin<&'m mut F>,
+pub(super) struct Marked<'m, F> {
+    pub(super) marker: &'m mut RunMarker,
+    pub(super) fut: std::pin::Pin<&'m mut F>,
 }
 
 impl<F: Future> Future for Marked<'_, F> {

@@ -1,0 +1,154 @@
+//! The sizes of a call's future and of what it holds, in bytes: whoever awaits
+//! `tm.call` (a spawned task's cell, an adapter's future) holds it whole, so its size
+//! is memory per call in flight. Read by the `counts` bench's `sizes` workload (the
+//! bench profile's figures) and checked by this module's test.
+
+use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+
+use super::context::{CallShared, Deadline, Signal};
+use super::run::{Marked, RunEnd};
+use super::{prepare, CallOptions, Front, Held, Stops, ToolFuture};
+use crate::call::current::RunMarker;
+use crate::sensitive::{Observed, SecretSet};
+use crate::{Caller, Outcome, Refusal, RefusalCode, Toolmark};
+
+/// The sizes of a call of the tool `name` with `input` (a valid input of a tool
+/// that builds its run in one step, such as a `#[tool]` fn or a
+/// `ToolSpec::typed` tool): `tm.call`'s future, then what it holds, one line each.
+/// `None` when there is no such tool or the input does not decode.
+pub(crate) fn call_sizes(
+    tm: &Toolmark,
+    name: &str,
+    input: &Value,
+) -> Option<Vec<(&'static str, usize)>> {
+    use std::mem::{size_of, size_of_val};
+    let inner = &tm.inner;
+    let entry = inner.lookup(name)?;
+    let node = &entry.scope;
+    let opts = || CallOptions::new(Caller::InApp);
+    let mut sizes = vec![
+        (
+            "tm.call future",
+            size_of_val(&tm.call(name, input.clone(), opts())),
+        ),
+        ("Outcome", size_of::<Outcome>()),
+        ("Observed<Outcome>", size_of::<Observed<Outcome>>()),
+        ("Refusal", size_of::<Refusal>()),
+        ("Value", size_of::<Value>()),
+        ("Front", size_of::<Front>()),
+        ("CallOptions", size_of::<CallOptions>()),
+        ("CallShared", size_of::<CallShared>()),
+        ("Deadline", size_of::<Deadline>()),
+        ("Signal", size_of::<Signal>()),
+        ("Held", size_of::<Held>()),
+        ("SecretSet", size_of::<SecretSet>()),
+        ("RunEnd", size_of::<RunEnd>()),
+        ("ToolFuture (RUN_INLINE = 96)", size_of::<ToolFuture>()),
+        (
+            "acquire future",
+            size_of_val(&inner.acquire(node, None, false)),
+        ),
+        (
+            "acquire_slow future (boxed)",
+            size_of_val(&inner.acquire_slow(node, None)),
+        ),
+        (
+            "gate wait future",
+            size_of_val(&node.queue.acquire_until(
+                &[&node.dispose_token, &inner.shutdown],
+                Stops {
+                    inner,
+                    node,
+                    signal: None,
+                },
+            )),
+        ),
+        (
+            "call_slow future (boxed)",
+            size_of_val(&inner.call_slow(
+                Front::Done(Observed::fixed(RefusalCode::Cancelled, "sizes")),
+                opts(),
+            )),
+        ),
+    ];
+    let held = inner.hold(
+        std::sync::Arc::clone(&entry),
+        Caller::InApp,
+        None,
+        None,
+        None,
+        input.clone(),
+    );
+    let mut run = pin!(prepare(&held, false).ok()?);
+    sizes.push((
+        "run_call future",
+        size_of_val(&inner.run_call(held.get(), run.as_mut(), None, false, None)),
+    ));
+    sizes.push((
+        "run_guarded future",
+        size_of_val(&inner.run_guarded(node, held.get(), None, None, run.as_mut())),
+    ));
+    let mut marker = RunMarker::new(Some(node), None);
+    let mut caught = pin!(AssertUnwindSafe(run.as_mut()).catch_unwind());
+    let marked = Marked {
+        marker: &mut marker,
+        fut: caught.as_mut(),
+    };
+    sizes.push((
+        "run_slow future (boxed)",
+        size_of_val(&inner.run_slow(node, held.get(), None, None, marked)),
+    ));
+    let decoded = (entry.decode)(input, true).ok()?;
+    sizes.push((
+        "confirm_and_run future (in call_slow)",
+        size_of_val(&inner.confirm_and_run(
+            std::sync::Arc::clone(&entry),
+            input.clone(),
+            decoded,
+            None,
+            opts(),
+            SecretSet::none(),
+        )),
+    ));
+    Some(sizes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ToolError, ToolSpec};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Add {
+        a: i64,
+        b: i64,
+    }
+
+    #[test]
+    fn a_plain_calls_future_stays_small() {
+        let tm = Toolmark::builder().build().unwrap();
+        tm.scope("math")
+            .register(ToolSpec::typed("add", "Add", |_ctx, i: Add| async move {
+                Ok::<_, ToolError>(i.a + i.b)
+            }))
+            .unwrap();
+        let sizes = call_sizes(&tm, "math.add", &serde_json::json!({"a": 2, "b": 40})).unwrap();
+        for (what, bytes) in &sizes {
+            println!("{what}: {bytes} bytes");
+        }
+        // Every call in flight holds this much (a spawned call is a task cell of
+        // it): 1,224 bytes before the call's async fns became async blocks. The
+        // test and bench profiles lay it out alike (rustc 1.95).
+        let call = sizes[0].1;
+        assert!(call <= 744, "tm.call's future grew to {call} bytes");
+        // What it holds on the plain path: the run's state and the run, inline.
+        let size = |what: &str| sizes.iter().find(|(w, _)| *w == what).unwrap().1;
+        assert!(
+            call >= size("Held") + size("ToolFuture (RUN_INLINE = 96)") + size("run_call future")
+        );
+    }
+}
