@@ -51,24 +51,31 @@ fn blocks_per_n_tool_calls(rt: &tokio::runtime::Runtime) -> u64 {
     })
 }
 
+/// A toolmark room for `N` pending confirmations, with one consequential dynamic
+/// tool `send` (`{"title": …}`, summary `Send "{title}"`) that returns its input.
+fn send_app() -> Toolmark {
+    let tm = Toolmark::builder().max_pending(N + 10).build().unwrap();
+    tm.register(
+        ToolSpec::new("send", "Send")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"title": {"type": "string"}},
+                "additionalProperties": false
+            }))
+            .effect(Effect::Consequential)
+            .summary("Send \"{title}\"")
+            .handler(|_ctx, input| async move { Ok(input) }),
+        Default::default(),
+    )
+    .unwrap();
+    tm
+}
+
 /// Heap blocks allocated per deferred round trip of a dynamic tool (its request,
 /// then its approval and run), the inputs made before the count starts.
 fn blocks_per_deferred_round_trip(rt: &tokio::runtime::Runtime) -> (u64, u64) {
     rt.block_on(async {
-        let tm = Toolmark::builder().max_pending(N + 10).build().unwrap();
-        tm.register(
-            ToolSpec::new("send", "Send")
-                .input_schema(json!({
-                    "type": "object",
-                    "properties": {"title": {"type": "string"}},
-                    "additionalProperties": false
-                }))
-                .effect(Effect::Consequential)
-                .summary("Send \"{title}\"")
-                .handler(|_ctx, input| async move { Ok(input) }),
-            Default::default(),
-        )
-        .unwrap();
+        let tm = send_app();
         let ask = |input| tm.call("send", input, CallOptions::new(Caller::InApp));
         // Warm up: the store's tables exist and a confirmation was answered.
         for _ in 0..10 {
@@ -131,20 +138,7 @@ fn bytes_per_typed_tool() -> usize {
 
 fn bytes_per_pending_confirmation(rt: &tokio::runtime::Runtime) -> usize {
     rt.block_on(async {
-        let tm = Toolmark::builder().max_pending(N + 10).build().unwrap();
-        tm.register(
-            ToolSpec::new("send", "Send")
-                .input_schema(json!({
-                    "type": "object",
-                    "properties": {"title": {"type": "string"}},
-                    "additionalProperties": false
-                }))
-                .effect(Effect::Consequential)
-                .summary("Send \"{title}\"")
-                .handler(|_ctx, input| async move { Ok(input) }),
-            Default::default(),
-        )
-        .unwrap();
+        let tm = send_app();
         let warm = tm
             .call(
                 "send",
