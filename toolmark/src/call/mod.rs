@@ -431,7 +431,7 @@ impl Inner {
     /// [`Front::Run`]: the remembered decisions, asking, deferring, then the run.
     async fn call_slow(self: &Arc<Self>, front: Front, opts: CallOptions) -> Observed<Outcome> {
         let caller = opts.caller;
-        // `call` answers `Done` and `Prepared` itself; both are handled here too so
+        // `call` answers `Done` and runs `Prepared` itself; both are matched here so
         // that this stays total (a separate enum for the slow paths cost the fast
         // path ~70 instructions per call in layout).
         match front {
@@ -471,28 +471,12 @@ impl Inner {
                     }
                 }
             }
-            Front::Prepared {
-                entry,
-                input,
-                track,
-            } => {
-                let held = self.hold(
-                    entry,
-                    caller,
-                    opts.signal.as_ref(),
-                    opts.progress,
-                    opts.reach,
-                    input,
-                );
-                match prepare(&held, track) {
-                    Ok(run) => {
-                        let run = std::pin::pin!(run);
-                        self.run_call(held.get(), run, opts.signal.as_ref(), opts.nested, None)
-                            .await
-                    }
-                    Err(outcome) => outcome,
-                }
-            }
+            // `call` runs a prepared call itself, in its own future; one here would be
+            // a caller's mistake, answered as such rather than run a second way.
+            Front::Prepared { .. } => Observed::fixed(
+                RefusalCode::Cancelled,
+                "internal: a prepared call on the slow path",
+            ),
             Front::Run {
                 entry,
                 input,

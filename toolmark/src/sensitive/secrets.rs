@@ -189,12 +189,7 @@ impl Observed<View> {
         confirm_id: &str,
         expires_at: std::time::SystemTime,
     ) -> Observed<Outcome> {
-        Observed(Outcome::NeedsConfirmation {
-            confirm_id: confirm_id.to_owned(),
-            summary: self.0.summary.clone(),
-            changes: self.0.changes.clone(),
-            expires_at,
-        })
+        self.needs_confirmation_with(confirm_id, self.0.summary.clone(), expires_at)
     }
 
     /// [`needs_confirmation`](Self::needs_confirmation) of a view the table will
@@ -208,6 +203,17 @@ impl Observed<View> {
     ) -> Observed<Outcome> {
         let exact = String::from(self.0.summary.as_str());
         let summary = std::mem::replace(&mut self.0.summary, exact);
+        self.needs_confirmation_with(confirm_id, summary, expires_at)
+    }
+
+    /// The `needs_confirmation` outcome of this view, with `summary` (this view's
+    /// own summary, as text).
+    fn needs_confirmation_with(
+        &self,
+        confirm_id: &str,
+        summary: String,
+        expires_at: std::time::SystemTime,
+    ) -> Observed<Outcome> {
         Observed(Outcome::NeedsConfirmation {
             confirm_id: confirm_id.to_owned(),
             summary,
