@@ -200,35 +200,13 @@ pub(crate) fn ignores_nothing(schema: &Value) -> bool {
     true
 }
 
-/// Whether a `$ref` key appears anywhere in `schema` (a walk: no serialization).
-fn has_ref(schema: &Value) -> bool {
-    let mut stack = vec![schema];
-    while let Some(node) = stack.pop() {
-        match node {
-            Value::Object(map) => {
-                if map.contains_key("$ref") {
-                    return true;
-                }
-                stack.extend(map.values().filter(|v| v.is_object() || v.is_array()));
-            }
-            Value::Array(items) => {
-                stack.extend(items.iter().filter(|v| v.is_object() || v.is_array()))
-            }
-            _ => {}
-        }
-    }
-    false
-}
-
 /// How the decode step finds properties serde would silently ignore.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum UnknownCheck {
     /// serde refuses unknown fields itself (every object schema is closed).
     Serde,
-    /// Only top-level keys can be unknown (every property's schema ignores
-    /// nothing): an input whose keys are all listed needs no tracking.
-    TopLevel(std::sync::Arc<[Box<str>]>),
-    /// Track with serde_ignored.
+    /// The decode notes every field serde ignores (the tracked deserializer: free
+    /// until it meets one).
     Track,
 }
 
@@ -250,7 +228,7 @@ impl UnknownCheck {
         if let Some((weak, check)) = crate::sync::lock(cache).0.get(&key)
             && weak.strong_count() > 0
         {
-            return check.clone();
+            return *check;
         }
         let check = UnknownCheck::for_schema(schema);
         let mut guard = crate::sync::lock(cache);
@@ -259,24 +237,14 @@ impl UnknownCheck {
             map.retain(|_, (weak, _)| weak.strong_count() > 0);
             *sweep_at = map.len() * 2;
         }
-        map.insert(key, (Arc::downgrade(schema), check.clone()));
+        map.insert(key, (Arc::downgrade(schema), check));
         check
     }
 
     /// Work out the check for an input schema (at registration).
     pub(crate) fn for_schema(schema: &Value) -> UnknownCheck {
         if ignores_nothing(schema) {
-            return UnknownCheck::Serde;
-        }
-        let plain_root = ["$ref", "allOf", "anyOf", "oneOf", "if", "patternProperties"]
-            .iter()
-            .all(|k| schema.get(k).is_none());
-        let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-            return UnknownCheck::Track;
-        };
-        let leafy = |v: &Value| ignores_nothing(v) && !has_ref(v);
-        if plain_root && props.values().all(leafy) {
-            UnknownCheck::TopLevel(props.keys().map(|k| k.as_str().into()).collect())
+            UnknownCheck::Serde
         } else {
             UnknownCheck::Track
         }
@@ -325,41 +293,26 @@ pub(crate) struct InputLimits {
 
 /// Refuse an input nested deeper than `max_depth` or larger than about
 /// `max_bytes` (its compact JSON size, estimated without serializing). Iterative, so
-/// a deeply nested value cannot overflow the stack here.
-pub(crate) fn check_limits(input: &Value, limits: InputLimits) -> Result<(), Issue> {
-    check_input(input, limits, None).map(|_| ())
-}
-
-/// [`check_limits`], and in the same pass whether every top-level key is one of
-/// `known` (`true` when `known` is `None`). Inlined into the call's shape check: a
-/// flat input is one loop there, the general walk a call out.
+/// a deeply nested value cannot overflow the stack here. Inlined into the call's
+/// shape check: a flat input is one loop there, the general walk a call out.
 #[inline]
-pub(crate) fn check_input(
-    input: &Value,
-    limits: InputLimits,
-    known: Option<&[Box<str>]>,
-) -> Result<bool, Issue> {
+pub(crate) fn check_limits(input: &Value, limits: InputLimits) -> Result<(), Issue> {
     if let Value::Object(map) = input
-        && let Some(checked) = check_flat(map, limits, known)
+        && let Some(checked) = check_flat(map, limits)
     {
         return checked;
     }
-    check_nested(input, limits, known)
+    check_nested(input, limits)
 }
 
-/// [`check_input`] of a top-level object whose values are all scalars (most
+/// [`check_limits`] of a top-level object whose values are all scalars (most
 /// inputs): one pass over its entries, with what the general walk would find.
 /// `None` at its first container value (the general walk then takes it whole).
 #[inline]
-fn check_flat(
-    map: &serde_json::Map<String, Value>,
-    limits: InputLimits,
-    known: Option<&[Box<str>]>,
-) -> Option<Result<bool, Issue>> {
+fn check_flat(map: &serde_json::Map<String, Value>, limits: InputLimits) -> Option<Result<(), Issue>> {
     if limits.max_depth == 0 {
         return None;
     }
-    let mut all_known = true;
     let mut bytes = 2 + map.len();
     for (k, v) in map {
         let size = match v {
@@ -369,15 +322,12 @@ fn check_flat(
             Value::String(s) => s.len() + 2,
             Value::Array(_) | Value::Object(_) => return None,
         };
-        if let Some(keys) = known {
-            all_known &= keys.iter().any(|x| same_key(x, k));
-        }
         bytes += k.len() + 3 + size;
     }
     Some(if bytes > limits.max_bytes {
         Err(too_large(limits))
     } else {
-        Ok(all_known)
+        Ok(())
     })
 }
 
@@ -392,15 +342,10 @@ fn too_large(limits: InputLimits) -> Issue {
     )
 }
 
-/// [`check_input`], walking every container (iteratively). Kept out of line: its
+/// [`check_limits`], walking every container (iteratively). Kept out of line: its
 /// stack and registers would otherwise be set up for every flat input too.
 #[inline(never)]
-fn check_nested(
-    input: &Value,
-    limits: InputLimits,
-    known: Option<&[Box<str>]>,
-) -> Result<bool, Issue> {
-    let mut all_known = true;
+fn check_nested(input: &Value, limits: InputLimits) -> Result<(), Issue> {
     // Only containers go on the stack, so a flat input allocates nothing.
     let mut stack: Vec<(&Value, usize)> = Vec::new();
     let mut bytes = 0usize;
@@ -436,11 +381,7 @@ fn check_nested(
             }
             Value::Object(map) => {
                 bytes += 2 + map.len();
-                let root_keys = if depth == 1 { known } else { None };
                 for (k, v) in map {
-                    if let Some(keys) = root_keys {
-                        all_known &= keys.iter().any(|x| same_key(x, k));
-                    }
                     bytes += k.len() + 3 + visit(v);
                     if matches!(v, Value::Array(_) | Value::Object(_)) {
                         stack.push((v, depth + 1));
@@ -453,19 +394,7 @@ fn check_nested(
             return Err(too_large(limits));
         }
     }
-    Ok(all_known)
-}
-
-/// `a == b`, without a `memcmp` call for the short keys inputs mostly have.
-#[inline]
-fn same_key(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    a.len() == b.len()
-        && if a.len() <= 16 {
-            a.iter().zip(b).all(|(x, y)| x == y)
-        } else {
-            a == b
-        }
+    Ok(())
 }
 
 /// The name of a JSON value's type, for messages.
@@ -609,7 +538,7 @@ mod tests {
     }
 
     #[test]
-    fn flat_inputs_need_only_a_top_level_key_check() {
+    fn an_open_schema_is_tracked_by_the_decode_itself() {
         #[derive(Deserialize, schemars::JsonSchema)]
         #[allow(dead_code)]
         struct Flat {
@@ -617,18 +546,26 @@ mod tests {
             tags: Vec<String>,
             map: std::collections::BTreeMap<String, u8>,
         }
-        let check = UnknownCheck::for_schema(&schema_for::<Flat>());
-        let UnknownCheck::TopLevel(keys) = &check else {
-            panic!("{check:?}");
+        // Flat or not, an open schema is tracked: the tracked decode costs nothing
+        // until it meets an ignored field, so no key check runs before it.
+        assert_eq!(
+            UnknownCheck::for_schema(&schema_for::<Flat>()),
+            UnknownCheck::Track
+        );
+        let unknown = |input: Value| match decode_typed::<Flat>(&input, false) {
+            Ok(_) => Vec::new(),
+            Err(issues) => issues.into_iter().map(|i| (i.path, i.message)).collect(),
         };
-        let limits = InputLimits {
-            max_depth: 8,
-            max_bytes: 1000,
-        };
-        assert!(check_input(&json!({"a": 1, "tags": []}), limits, Some(keys)).unwrap());
-        assert!(!check_input(&json!({"a": 1, "extra": 2}), limits, Some(keys)).unwrap());
-        // Nested keys are not top-level keys.
-        assert!(check_input(&json!({"map": {"extra": 2}}), limits, Some(keys)).unwrap());
+        let flat = json!({"a": 1, "tags": [], "map": {}});
+        assert!(unknown(flat).is_empty());
+        assert_eq!(
+            unknown(json!({"a": 1, "tags": [], "map": {}, "extra": 2})),
+            vec![("extra".to_owned(), "unknown field".to_owned())]
+        );
+        // A map's keys are its own, not unknown fields.
+        assert!(unknown(json!({"a": 1, "tags": [], "map": {"extra": 2}})).is_empty());
+        // Allowed, an unknown field is dropped without a word.
+        assert!(decode_typed::<Flat>(&json!({"a": 1, "tags": [], "map": {}, "x": 0}), true).is_ok());
         assert_eq!(
             UnknownCheck::for_schema(&schema_for::<Closed>()),
             UnknownCheck::Serde
@@ -968,27 +905,6 @@ mod tests {
     }
 
     #[test]
-    fn a_ref_is_found_at_any_depth_and_only_as_a_key() {
-        assert!(has_ref(&json!({"$ref": "#/$defs/A"})));
-        assert!(has_ref(
-            &json!({"anyOf": [{"type": "null"}, {"items": {"$ref": "#/$defs/A"}}]})
-        ));
-        assert!(!has_ref(
-            &json!({"type": "string", "const": "$ref", "enum": ["$ref"]})
-        ));
-        assert!(!has_ref(
-            &json!({"type": "object", "properties": {"a": {"type": "integer"}}})
-        ));
-        // A property whose schema refers to a definition is not leafy: track.
-        let schema = json!({
-            "type": "object",
-            "properties": {"a": {"type": "array", "items": {"$ref": "#/$defs/A"}}},
-            "$defs": {"A": {"type": "object", "properties": {}}}
-        });
-        assert_eq!(UnknownCheck::for_schema(&schema), UnknownCheck::Track);
-    }
-
-    #[test]
     fn limits_refuse_deep_and_large_inputs() {
         let limits = InputLimits {
             max_depth: 3,
@@ -1001,7 +917,6 @@ mod tests {
 
     #[test]
     fn the_flat_pass_finds_what_the_general_walk_finds() {
-        let keys: Vec<Box<str>> = vec!["a".into(), "title".into()];
         let inputs = [
             json!({}),
             json!({"a": 1, "title": "x"}),
@@ -1022,18 +937,16 @@ mod tests {
                         max_depth,
                         max_bytes,
                     };
-                    for known in [None, Some(&keys[..])] {
-                        let walked = check_nested(input, limits, known);
-                        let checked = check_input(input, limits, known);
-                        assert_eq!(
-                            checked.as_ref().map_err(|i| &i.message),
-                            walked.as_ref().map_err(|i| &i.message),
-                            "{input} {limits:?} {known:?}"
-                        );
-                        let is_flat = flat.values().all(|v| !v.is_object() && !v.is_array());
-                        if is_flat && max_depth > 0 {
-                            assert!(check_flat(flat, limits, known).is_some());
-                        }
+                    let walked = check_nested(input, limits);
+                    let checked = check_limits(input, limits);
+                    assert_eq!(
+                        checked.as_ref().map_err(|i| &i.message),
+                        walked.as_ref().map_err(|i| &i.message),
+                        "{input} {limits:?}"
+                    );
+                    let is_flat = flat.values().all(|v| !v.is_object() && !v.is_array());
+                    if is_flat && max_depth > 0 {
+                        assert!(check_flat(flat, limits).is_some());
                     }
                 }
             }

@@ -55,7 +55,7 @@ use tokio_util::sync::CancellationToken;
 use crate::call::client::{CallerClient, LogMessage};
 use crate::call::context::{CallShared, Deadline, Origin, Progress, ProgressFn, Reach, Signal};
 use crate::call::gate::GatePermit;
-use crate::call::input::{check_input, check_limits, json_type, UnknownCheck};
+use crate::call::input::{check_limits, json_type, UnknownCheck};
 use crate::call::outcome::MAX_ISSUES;
 use crate::confirm::remember::{before_asking, remembered_gate, Gate};
 use crate::event::Event;
@@ -676,12 +676,8 @@ impl Inner {
             )]));
         }
         let limits = self.config.limits;
-        let must_track = match &entry.unknown {
-            UnknownCheck::Serde => check_limits(input, limits).map(|()| false),
-            UnknownCheck::TopLevel(keys) => check_input(input, limits, Some(keys)).map(|all| !all),
-            UnknownCheck::Track => check_limits(input, limits).map(|()| true),
-        }
-        .map_err(|i| Refusal::invalid(vec![i]))?;
+        check_limits(input, limits).map_err(|i| Refusal::invalid(vec![i]))?;
+        let must_track = entry.unknown == UnknownCheck::Track;
         if let Some(keys) = &entry.keys {
             let found = keys.check(input, MAX_ISSUES);
             if !found.issues.is_empty() {
