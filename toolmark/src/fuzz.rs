@@ -4,7 +4,7 @@
 //!
 //! - [`check_path`](crate::__fuzz::check_path): the sensitive-path parser, schema resolution, location
 //!   matching and message rewriting, on any text.
-//! - `check_mrtr_handle` (with feature `mcp`): an MCP multi round-trip
+//! - `check_mrtr_handle`: an MCP multi round-trip
 //!   request's `requestState` handle, opened as the server opens what a client
 //!   sends: anything is refused without a panic; a genuine handle opens for its
 //!   call only (tool, caller, arguments), under its key and purpose only, and not
@@ -29,8 +29,7 @@ use crate::sensitive::{
 };
 use crate::Outcome;
 
-#[cfg(feature = "mcp")]
-pub use crate::mcp::mrtr::fuzz::check_handle as check_mrtr_handle;
+pub use crate::store::request_state::fuzz::check_handle as check_mrtr_handle;
 
 /// A schemars-1.x-shaped input schema to resolve fuzzed paths against.
 fn schema() -> Value {

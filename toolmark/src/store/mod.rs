@@ -177,6 +177,8 @@ pub(crate) mod flow;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
+#[cfg(any(feature = "mcp", feature = "fuzz"))]
+pub(crate) mod request_state;
 pub(crate) mod scopes;
 pub(crate) mod seal;
 
