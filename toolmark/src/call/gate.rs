@@ -333,6 +333,50 @@ mod tests {
         assert_eq!(*order.lock().unwrap(), (0..10).collect::<Vec<_>>());
     }
 
+    /// A waiter polled again with another waker is woken through the new one,
+    /// once, and the old one never.
+    #[test]
+    fn a_grant_wakes_the_waker_of_the_last_poll() {
+        struct Count(AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let (first, second) = (
+            Arc::new(Count(AtomicUsize::new(0))),
+            Arc::new(Count(AtomicUsize::new(0))),
+        );
+        let (w1, w2) = (Waker::from(first.clone()), Waker::from(second.clone()));
+        let gate = Gate::new();
+        let p = gate.try_acquire().unwrap();
+        let mut waiter = Box::pin(gate.acquire());
+        assert!(waiter
+            .as_mut()
+            .poll(&mut Context::from_waker(&w1))
+            .is_pending());
+        assert!(waiter
+            .as_mut()
+            .poll(&mut Context::from_waker(&w1))
+            .is_pending());
+        assert!(waiter
+            .as_mut()
+            .poll(&mut Context::from_waker(&w2))
+            .is_pending());
+        drop(p);
+        assert_eq!(first.0.load(Ordering::SeqCst), 0);
+        assert_eq!(
+            second.0.load(Ordering::SeqCst),
+            1,
+            "woken once, by the last waker"
+        );
+        assert!(waiter
+            .as_mut()
+            .poll(&mut Context::from_waker(&w1))
+            .is_ready());
+        assert_eq!(first.0.load(Ordering::SeqCst), 0);
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_cancelled_waiter_leaves_the_queue() {
         let gate = Arc::new(Gate::new());
