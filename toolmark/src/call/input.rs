@@ -309,7 +309,10 @@ pub(crate) fn check_limits(input: &Value, limits: InputLimits) -> Result<(), Iss
 /// inputs): one pass over its entries, with what the general walk would find.
 /// `None` at its first container value (the general walk then takes it whole).
 #[inline]
-fn check_flat(map: &serde_json::Map<String, Value>, limits: InputLimits) -> Option<Result<(), Issue>> {
+fn check_flat(
+    map: &serde_json::Map<String, Value>,
+    limits: InputLimits,
+) -> Option<Result<(), Issue>> {
     if limits.max_depth == 0 {
         return None;
     }
@@ -565,7 +568,9 @@ mod tests {
         // A map's keys are its own, not unknown fields.
         assert!(unknown(json!({"a": 1, "tags": [], "map": {"extra": 2}})).is_empty());
         // Allowed, an unknown field is dropped without a word.
-        assert!(decode_typed::<Flat>(&json!({"a": 1, "tags": [], "map": {}, "x": 0}), true).is_ok());
+        assert!(
+            decode_typed::<Flat>(&json!({"a": 1, "tags": [], "map": {}, "x": 0}), true).is_ok()
+        );
         assert_eq!(
             UnknownCheck::for_schema(&schema_for::<Closed>()),
             UnknownCheck::Serde
