@@ -441,6 +441,19 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
     // conversion's fn for a plain `T`, a closure for a `Result`.
     let finish = if unit {
         quote!(#p::unit_output)
+    } else if let Some(Some(err)) = &tool.output.result {
+        // One shared fn per `(T, E)`: the conversion of `E` is picked by autoref (a
+        // non-`Display` `E` is reported by `ToolErrorType` alone, `AnyConv` keeping
+        // this from reporting it again). `T` named through its check, as below.
+        let checked_ok = checked(out_ty, &["ToolOutput"]);
+        let sp = quote_spanned!(out_ty.span()=> ::toolmark::__private);
+        quote! {
+            #sp::result_finish::<#checked_ok, #err, _>({
+                use #p::DisplayConv as _;
+                use #p::AnyConv as _;
+                #p::ErrOf::<#err>::new().conv()
+            })
+        }
     } else if let Some(err) = &tool.output.result {
         // `E` written out: `ToolErrorType` reports a non-`Display` one, and `AnyErr`
         // keeps this conversion from reporting it again.

@@ -46,11 +46,18 @@ where
     if const { ToolFuture::has_space_for::<F>() && ToolFuture::has_alignment_for::<F>() } {
         match ToolFuture::try_from(fut) {
             Ok(run) => run,
-            Err(_) => unreachable!("the space and the alignment were checked at compile time"),
+            Err(_) => checked_at_compile_time(),
         }
     } else {
         boxed_run(Box::pin(fut))
     }
+}
+
+/// Not reached (a fn of its own: the panic's formatting is compiled once, not per
+/// run type).
+#[cold]
+fn checked_at_compile_time() -> ! {
+    unreachable!("the space and the alignment were checked at compile time")
 }
 
 /// A run too large to keep inline, boxed: one `StackFuture` instantiation for all.
@@ -327,6 +334,98 @@ where
     })
 }
 
+/// The error conversion of a `#[tool]` fn returning `Result<T, E>` with `E` written,
+/// picked by autoref at the expansion: `ErrOf::<E>::new().conv()` is [`KeepErr`]
+/// for `ToolError` (inherent, wins), [`ShowErr`] for any other `E: Display`
+/// ([`DisplayConv`]), else [`NameErr`] ([`AnyConv`], through autoref: only when `E` is
+/// not `Display`, which [`ToolErrorType`] reports; a program using it does not
+/// compile). What it picks is a type, so [`result_finish`] is one fn per `(T, E)`,
+/// shared by every tool of that output, not a closure per tool.
+pub struct ErrOf<E>(PhantomData<fn() -> E>);
+
+impl<E> ErrOf<E> {
+    pub const fn new() -> Self {
+        ErrOf(PhantomData)
+    }
+}
+
+impl<E> Default for ErrOf<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ErrOf<ToolError> {
+    pub fn conv(self) -> KeepErr {
+        KeepErr
+    }
+}
+
+pub trait DisplayConv {
+    fn conv(self) -> ShowErr;
+}
+
+impl<E: Display> DisplayConv for ErrOf<E> {
+    fn conv(self) -> ShowErr {
+        ShowErr
+    }
+}
+
+pub trait AnyConv {
+    fn conv(&self) -> NameErr;
+}
+
+impl<E> AnyConv for ErrOf<E> {
+    fn conv(&self) -> NameErr {
+        NameErr
+    }
+}
+
+/// A `ToolError` kept as is (with its issues).
+pub struct KeepErr;
+/// An `E: Display` as a `ToolError` with its message.
+pub struct ShowErr;
+/// Last resort (see [`ErrOf`]).
+pub struct NameErr;
+
+/// An error conversion picked by [`ErrOf`].
+pub trait ConvErr<E> {
+    fn conv_err(err: E) -> ToolError;
+}
+
+impl ConvErr<ToolError> for KeepErr {
+    fn conv_err(err: ToolError) -> ToolError {
+        err
+    }
+}
+
+impl<E: Display> ConvErr<E> for ShowErr {
+    fn conv_err(err: E) -> ToolError {
+        ToolError::new(err.to_string())
+    }
+}
+
+impl<E> ConvErr<E> for NameErr {
+    fn conv_err(_: E) -> ToolError {
+        ToolError::new(std::any::type_name::<E>())
+    }
+}
+
+/// The finish of a `#[tool]` fn returning `Result<T, E>`: `Ok` serialized, `Err`
+/// converted by `C` (what [`ErrOf`] picked for `E`).
+pub fn result_finish<T: Serialize, E, C: ConvErr<E>>(
+    _: C,
+) -> fn(Result<T, E>) -> Result<Value, ToolError> {
+    finish_result::<T, E, C>
+}
+
+fn finish_result<T: Serialize, E, C: ConvErr<E>>(out: Result<T, E>) -> Result<Value, ToolError> {
+    match out {
+        Ok(value) => output(value),
+        Err(err) => Err(C::conv_err(err)),
+    }
+}
+
 /// The result of a tool fn returning `()`.
 pub fn unit_output(_: ()) -> Result<Value, ToolError> {
     output(())
@@ -577,7 +676,7 @@ pub const fn input_fns<T: schemars::JsonSchema + DeserializeOwned + Send + 'stat
     InputFns {
         decode: crate::call::input::decode::<T>,
         decode_typed: crate::call::input::decode_typed::<T>,
-        take: crate::call::input::downcast::<T>,
+        take: crate::call::input::take::<T>,
         schema: crate::call::input::schema_for::<T>,
     }
 }
