@@ -125,9 +125,12 @@ pub(crate) fn decode_typed<T: DeserializeOwned>(
     allow_unknown: bool,
 ) -> Result<T, Vec<Issue>> {
     let tracker = track::Tracker::new(!allow_unknown);
+    // What does not need `T` is the tracker's (compiled once).
     match T::deserialize(track::Tracked::root(input, &tracker)) {
-        Ok(value) if tracker.found_nothing() => Ok(value),
-        Ok(_) => Err(tracker.issues(None)),
+        Ok(value) => match tracker.verdict() {
+            None => Ok(value),
+            Some(issues) => Err(issues),
+        },
         Err(e) => Err(tracker.issues(Some(e))),
     }
 }

@@ -662,10 +662,8 @@ impl<E: Display + ?Sized> ToolErrorType for E {}
 /// generic fns, named here so that no wrapper is compiled per tool).
 pub struct InputFns<T> {
     pub decode: fn(&Value, bool) -> Result<Decoded, Vec<Issue>>,
-    pub decode_typed: fn(&Value, bool) -> Result<T, Vec<Issue>>,
-    /// Take the decoded `T` back.
-    pub take: fn(Decoded) -> Result<T, ToolError>,
     pub schema: fn() -> Value,
+    pub input: PhantomData<fn() -> T>,
 }
 
 /// The input functions of `T`. The expansion names `T` through [`Checked`] with the
@@ -675,9 +673,40 @@ pub const fn input_fns<T: schemars::JsonSchema + DeserializeOwned + Send + 'stat
 {
     InputFns {
         decode: crate::call::input::decode::<T>,
-        decode_typed: crate::call::input::decode_typed::<T>,
-        take: crate::call::input::take::<T>,
         schema: crate::call::input::schema_for::<T>,
+        input: PhantomData,
+    }
+}
+
+/// A `#[tool]` fn's start: the expansion's `__toolmark_start`, named by a type of
+/// the expansion's own, so that the record's run and prepare are the generic
+/// [`run_decoded`] and [`prepare_input`] (written, type checked and borrow checked
+/// once here) rather than two fns written per tool.
+pub trait ToolStart {
+    type Input: 'static;
+    const START: fn(ToolContext, Self::Input) -> ToolFuture;
+}
+
+/// The record's `run`: the decoded input taken back, then the start.
+pub fn run_decoded<S: ToolStart>(ctx: ToolContext, decoded: Decoded) -> ToolFuture {
+    match crate::call::input::take::<S::Input>(decoded) {
+        Ok(input) => (S::START)(ctx, input),
+        Err(err) => failed(err),
+    }
+}
+
+/// The record's `prepare`: decode and start in one step.
+pub fn prepare_input<S: ToolStart>(
+    input: &Value,
+    allow_unknown: bool,
+    ctx: ToolContext,
+) -> Result<ToolFuture, Vec<Issue>>
+where
+    S::Input: DeserializeOwned,
+{
+    match crate::call::input::decode_typed::<S::Input>(input, allow_unknown) {
+        Ok(input) => Ok((S::START)(ctx, input)),
+        Err(issues) => Err(issues),
     }
 }
 

@@ -60,6 +60,17 @@ impl Tracker {
         }
     }
 
+    /// After a decode that succeeded: `None` when its value stands, else the
+    /// unknown fields it met.
+    #[inline]
+    pub(crate) fn verdict(self) -> Option<Vec<Issue>> {
+        if self.found_nothing() {
+            None
+        } else {
+            Some(self.issues(None))
+        }
+    }
+
     /// The issues of a decode that ended with `error` (`None`: it succeeded): the
     /// failure first, then the unknown fields met before it, in input order. Empty:
     /// the decoded value stands.
