@@ -167,8 +167,8 @@ pub(crate) fn tool(tool: &Tool, func: &ItemFn) -> TokenStream {
                     input_schema: __TOOLMARK_INPUT.schema,
                     output_schema: __toolmark_output_schema,
                     decode: __TOOLMARK_INPUT.decode,
-                    run: __toolmark_run,
-                    prepare: __toolmark_prepare,
+                    run: #p::run_decoded::<__ToolmarkStart>,
+                    prepare: #p::prepare_input::<__ToolmarkStart>,
                     module_path: ::core::module_path!(),
                     file: ::core::file!(),
                     line: ::core::line!(),
@@ -441,6 +441,19 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
     // conversion's fn for a plain `T`, a closure for a `Result`.
     let finish = if unit {
         quote!(#p::unit_output)
+    } else if let Some(Some(err)) = &tool.output.result {
+        // One shared fn per `(T, E)`: the conversion of `E` is picked by autoref (a
+        // non-`Display` `E` is reported by `ToolErrorType` alone, `AnyConv` keeping
+        // this from reporting it again). `T` named through its check, as below.
+        let checked_ok = checked(out_ty, &["ToolOutput"]);
+        let sp = quote_spanned!(out_ty.span()=> ::toolmark::__private);
+        quote! {
+            #sp::result_finish::<#checked_ok, #err, _>({
+                use #p::DisplayConv as _;
+                use #p::AnyConv as _;
+                #p::ErrOf::<#err>::new().conv()
+            })
+        }
     } else if let Some(err) = &tool.output.result {
         // `E` written out: `ToolErrorType` reports a non-`Display` one, and `AnyErr`
         // keeps this conversion from reporting it again.
@@ -527,31 +540,11 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
     quote! {
         #start_fn
 
-        fn __toolmark_run(
-            __toolmark_ctx: #p::ToolContext,
-            __toolmark_decoded: #p::Decoded,
-        ) -> #p::ToolFuture {
-            match (__TOOLMARK_INPUT.take)(__toolmark_decoded) {
-                ::core::result::Result::Ok(__toolmark_value) => {
-                    __toolmark_start(__toolmark_ctx, __toolmark_value)
-                }
-                ::core::result::Result::Err(__toolmark_err) => #p::failed(__toolmark_err),
-            }
-        }
-
-        fn __toolmark_prepare(
-            __toolmark_input: &#p::serde_json::Value,
-            __toolmark_allow_unknown: bool,
-            __toolmark_ctx: #p::ToolContext,
-        ) -> ::core::result::Result<#p::ToolFuture, ::std::vec::Vec<#p::Issue>> {
-            match (__TOOLMARK_INPUT.decode_typed)(__toolmark_input, __toolmark_allow_unknown) {
-                ::core::result::Result::Ok(__toolmark_value) => {
-                    ::core::result::Result::Ok(__toolmark_start(__toolmark_ctx, __toolmark_value))
-                }
-                ::core::result::Result::Err(__toolmark_issues) => {
-                    ::core::result::Result::Err(__toolmark_issues)
-                }
-            }
+        // Names the start for the runtime's generic run and prepare.
+        struct __ToolmarkStart;
+        impl #p::ToolStart for __ToolmarkStart {
+            type Input = #input_ty;
+            const START: fn(#p::ToolContext, #input_ty) -> #p::ToolFuture = __toolmark_start;
         }
     }
 }

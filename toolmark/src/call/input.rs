@@ -29,12 +29,86 @@ pub(crate) fn shared_schema_for<T: schemars::JsonSchema + 'static>() -> std::syn
 
 /// The JSON Schema (draft 2020-12) of `T`, as schemars writes it, made standard
 /// (no schemars-only formats: see `tools::schema`).
-pub(crate) fn schema_for<T: schemars::JsonSchema>() -> Value {
-    let mut schema = schemars::SchemaGenerator::default()
-        .into_root_schema_for::<T>()
-        .to_value();
-    crate::tools::schema::standardize(&mut schema);
-    schema
+///
+/// Only `T`'s own `JsonSchema` fns are named per type: the generation is compiled
+/// once, for [`erased::Root`] (see there), not once per input type.
+pub(crate) fn schema_for<T: schemars::JsonSchema + ?Sized>() -> Value {
+    erased::root_schema(erased::SchemaFns {
+        schema_name: T::schema_name,
+        schema_id: T::schema_id,
+        json_schema: T::json_schema,
+    })
+}
+
+mod erased {
+    //! Root schema generation compiled once: schemars' `into_root_schema_for::<T>`
+    //! (with its helpers, ~500 lines of IR per type) runs for one private type,
+    //! [`Root`], whose `JsonSchema` fns are those of the type being described, read
+    //! from a thread-local slot set for the duration of the generation. The schema
+    //! is the same: schemars names a root by its `schema_id` and `schema_name` only,
+    //! and a type that refers to itself is matched by its `schema_id` (which `Root`
+    //! gives as the real type's).
+
+    use std::borrow::Cow;
+    use std::cell::Cell;
+
+    use schemars::{JsonSchema, Schema, SchemaGenerator};
+    use serde_json::Value;
+
+    /// The `JsonSchema` fns of the type being described.
+    #[derive(Clone, Copy)]
+    pub(crate) struct SchemaFns {
+        pub(crate) schema_name: fn() -> Cow<'static, str>,
+        pub(crate) schema_id: fn() -> Cow<'static, str>,
+        pub(crate) json_schema: fn(&mut SchemaGenerator) -> Schema,
+    }
+
+    thread_local! {
+        static CURRENT: Cell<Option<SchemaFns>> = const { Cell::new(None) };
+    }
+
+    fn current() -> SchemaFns {
+        match CURRENT.with(Cell::get) {
+            Some(fns) => fns,
+            None => unreachable!("`Root` is described only inside `root_schema`"),
+        }
+    }
+
+    /// Stands for the type being described (never seen outside `root_schema`).
+    struct Root;
+
+    impl JsonSchema for Root {
+        fn schema_name() -> Cow<'static, str> {
+            (current().schema_name)()
+        }
+
+        fn schema_id() -> Cow<'static, str> {
+            (current().schema_id)()
+        }
+
+        fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+            (current().json_schema)(generator)
+        }
+    }
+
+    /// Puts the previous slot back, also when a `JsonSchema` fn panics.
+    struct Restore(Option<SchemaFns>);
+
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+
+    /// The root schema of the type whose fns are `fns`, made standard.
+    pub(crate) fn root_schema(fns: SchemaFns) -> Value {
+        let _restore = Restore(CURRENT.with(|c| c.replace(Some(fns))));
+        let mut schema = SchemaGenerator::default()
+            .into_root_schema_for::<Root>()
+            .to_value();
+        crate::tools::schema::standardize(&mut schema);
+        schema
+    }
 }
 
 mod track;
@@ -51,9 +125,12 @@ pub(crate) fn decode_typed<T: DeserializeOwned>(
     allow_unknown: bool,
 ) -> Result<T, Vec<Issue>> {
     let tracker = track::Tracker::new(!allow_unknown);
+    // What does not need `T` is the tracker's (compiled once).
     match T::deserialize(track::Tracked::root(input, &tracker)) {
-        Ok(value) if tracker.found_nothing() => Ok(value),
-        Ok(_) => Err(tracker.issues(None)),
+        Ok(value) => match tracker.verdict() {
+            None => Ok(value),
+            Some(issues) => Err(issues),
+        },
         Err(e) => Err(tracker.issues(Some(e))),
     }
 }
@@ -251,16 +328,28 @@ impl UnknownCheck {
     }
 }
 
-/// [`decode_typed`] boxed as a [`Decoded`].
+/// [`decode_typed`] boxed as a [`Decoded`], in the slot [`take`] reads: an
+/// `Option<T>`, so that taking it back is a `downcast_mut` and a `take` (less code
+/// compiled per input type than `Box<dyn Any>::downcast` and moving out of the box).
 pub(crate) fn decode<T: DeserializeOwned + Send + 'static>(
     input: &Value,
     allow_unknown: bool,
 ) -> Result<Decoded, Vec<Issue>> {
     // `match`, not `map`: no closure compiled per input type.
     match decode_typed::<T>(input, allow_unknown) {
-        Ok(t) => Ok(Box::new(t)),
+        Ok(t) => Ok(Box::new(Some(t))),
         Err(issues) => Err(issues),
     }
+}
+
+/// Take the typed input back out of a [`Decoded`] made by [`decode`].
+pub(crate) fn take<T: 'static>(mut decoded: Decoded) -> Result<T, ToolError> {
+    if let Some(slot) = decoded.downcast_mut::<Option<T>>()
+        && let Some(t) = slot.take()
+    {
+        return Ok(t);
+    }
+    Err(not_the_input(std::any::type_name::<T>()))
 }
 
 /// Take the typed input back out of a [`Decoded`].

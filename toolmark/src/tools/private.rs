@@ -46,11 +46,18 @@ where
     if const { ToolFuture::has_space_for::<F>() && ToolFuture::has_alignment_for::<F>() } {
         match ToolFuture::try_from(fut) {
             Ok(run) => run,
-            Err(_) => unreachable!("the space and the alignment were checked at compile time"),
+            Err(_) => checked_at_compile_time(),
         }
     } else {
         boxed_run(Box::pin(fut))
     }
+}
+
+/// Not reached (a fn of its own: the panic's formatting is compiled once, not per
+/// run type).
+#[cold]
+fn checked_at_compile_time() -> ! {
+    unreachable!("the space and the alignment were checked at compile time")
 }
 
 /// A run too large to keep inline, boxed: one `StackFuture` instantiation for all.
@@ -327,6 +334,98 @@ where
     })
 }
 
+/// The error conversion of a `#[tool]` fn returning `Result<T, E>` with `E` written,
+/// picked by autoref at the expansion: `ErrOf::<E>::new().conv()` is [`KeepErr`]
+/// for `ToolError` (inherent, wins), [`ShowErr`] for any other `E: Display`
+/// ([`DisplayConv`]), else [`NameErr`] ([`AnyConv`], through autoref: only when `E` is
+/// not `Display`, which [`ToolErrorType`] reports; a program using it does not
+/// compile). What it picks is a type, so [`result_finish`] is one fn per `(T, E)`,
+/// shared by every tool of that output, not a closure per tool.
+pub struct ErrOf<E>(PhantomData<fn() -> E>);
+
+impl<E> ErrOf<E> {
+    pub const fn new() -> Self {
+        ErrOf(PhantomData)
+    }
+}
+
+impl<E> Default for ErrOf<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ErrOf<ToolError> {
+    pub fn conv(self) -> KeepErr {
+        KeepErr
+    }
+}
+
+pub trait DisplayConv {
+    fn conv(self) -> ShowErr;
+}
+
+impl<E: Display> DisplayConv for ErrOf<E> {
+    fn conv(self) -> ShowErr {
+        ShowErr
+    }
+}
+
+pub trait AnyConv {
+    fn conv(&self) -> NameErr;
+}
+
+impl<E> AnyConv for ErrOf<E> {
+    fn conv(&self) -> NameErr {
+        NameErr
+    }
+}
+
+/// A `ToolError` kept as is (with its issues).
+pub struct KeepErr;
+/// An `E: Display` as a `ToolError` with its message.
+pub struct ShowErr;
+/// Last resort (see [`ErrOf`]).
+pub struct NameErr;
+
+/// An error conversion picked by [`ErrOf`].
+pub trait ConvErr<E> {
+    fn conv_err(err: E) -> ToolError;
+}
+
+impl ConvErr<ToolError> for KeepErr {
+    fn conv_err(err: ToolError) -> ToolError {
+        err
+    }
+}
+
+impl<E: Display> ConvErr<E> for ShowErr {
+    fn conv_err(err: E) -> ToolError {
+        ToolError::new(err.to_string())
+    }
+}
+
+impl<E> ConvErr<E> for NameErr {
+    fn conv_err(_: E) -> ToolError {
+        ToolError::new(std::any::type_name::<E>())
+    }
+}
+
+/// The finish of a `#[tool]` fn returning `Result<T, E>`: `Ok` serialized, `Err`
+/// converted by `C` (what [`ErrOf`] picked for `E`).
+pub fn result_finish<T: Serialize, E, C: ConvErr<E>>(
+    _: C,
+) -> fn(Result<T, E>) -> Result<Value, ToolError> {
+    finish_result::<T, E, C>
+}
+
+fn finish_result<T: Serialize, E, C: ConvErr<E>>(out: Result<T, E>) -> Result<Value, ToolError> {
+    match out {
+        Ok(value) => output(value),
+        Err(err) => Err(C::conv_err(err)),
+    }
+}
+
 /// The result of a tool fn returning `()`.
 pub fn unit_output(_: ()) -> Result<Value, ToolError> {
     output(())
@@ -563,10 +662,8 @@ impl<E: Display + ?Sized> ToolErrorType for E {}
 /// generic fns, named here so that no wrapper is compiled per tool).
 pub struct InputFns<T> {
     pub decode: fn(&Value, bool) -> Result<Decoded, Vec<Issue>>,
-    pub decode_typed: fn(&Value, bool) -> Result<T, Vec<Issue>>,
-    /// Take the decoded `T` back.
-    pub take: fn(Decoded) -> Result<T, ToolError>,
     pub schema: fn() -> Value,
+    pub input: PhantomData<fn() -> T>,
 }
 
 /// The input functions of `T`. The expansion names `T` through [`Checked`] with the
@@ -576,9 +673,40 @@ pub const fn input_fns<T: schemars::JsonSchema + DeserializeOwned + Send + 'stat
 {
     InputFns {
         decode: crate::call::input::decode::<T>,
-        decode_typed: crate::call::input::decode_typed::<T>,
-        take: crate::call::input::downcast::<T>,
         schema: crate::call::input::schema_for::<T>,
+        input: PhantomData,
+    }
+}
+
+/// A `#[tool]` fn's start: the expansion's `__toolmark_start`, named by a type of
+/// the expansion's own, so that the record's run and prepare are the generic
+/// [`run_decoded`] and [`prepare_input`] (written, type checked and borrow checked
+/// once here) rather than two fns written per tool.
+pub trait ToolStart {
+    type Input: 'static;
+    const START: fn(ToolContext, Self::Input) -> ToolFuture;
+}
+
+/// The record's `run`: the decoded input taken back, then the start.
+pub fn run_decoded<S: ToolStart>(ctx: ToolContext, decoded: Decoded) -> ToolFuture {
+    match crate::call::input::take::<S::Input>(decoded) {
+        Ok(input) => (S::START)(ctx, input),
+        Err(err) => failed(err),
+    }
+}
+
+/// The record's `prepare`: decode and start in one step.
+pub fn prepare_input<S: ToolStart>(
+    input: &Value,
+    allow_unknown: bool,
+    ctx: ToolContext,
+) -> Result<ToolFuture, Vec<Issue>>
+where
+    S::Input: DeserializeOwned,
+{
+    match crate::call::input::decode_typed::<S::Input>(input, allow_unknown) {
+        Ok(input) => Ok((S::START)(ctx, input)),
+        Err(issues) => Err(issues),
     }
 }
 

@@ -291,7 +291,7 @@ impl ToolSpec {
         let for_prepare = Arc::clone(&run);
         let run_fn: RunFn =
             Arc::new(
-                move |ctx, decoded| match crate::call::input::downcast::<T>(decoded) {
+                move |ctx, decoded| match crate::call::input::take::<T>(decoded) {
                     Ok(input) => start(&*run, ctx, input),
                     Err(e) => Box::pin(async move { Err(e) }),
                 },

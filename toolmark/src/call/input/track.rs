@@ -60,6 +60,17 @@ impl Tracker {
         }
     }
 
+    /// After a decode that succeeded: `None` when its value stands, else the
+    /// unknown fields it met.
+    #[inline]
+    pub(crate) fn verdict(self) -> Option<Vec<Issue>> {
+        if self.found_nothing() {
+            None
+        } else {
+            Some(self.issues(None))
+        }
+    }
+
     /// The issues of a decode that ended with `error` (`None`: it succeeded): the
     /// failure first, then the unknown fields met before it, in input order. Empty:
     /// the decoded value stands.
@@ -269,6 +280,8 @@ macro_rules! leaf {
     )*};
 }
 
+// Errors are tracked with a `match`, not `map_err`: these fns are compiled once per
+// visitor type (per input type and field type), and a closure would be one more each.
 impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
     type Error = Error;
 
@@ -278,7 +291,10 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Object(map) => self::map(map, self.frame, self.tracker, visitor),
             other => other.deserialize_any(visitor),
         };
-        r.map_err(|e| self.fail(e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.fail(e)),
+        }
     }
 
     leaf! {
@@ -302,7 +318,10 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Array(items) => seq(items, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        r.map_err(|e| self.fail(e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.fail(e)),
+        }
     }
 
     fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -315,7 +334,10 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Null => visitor.visit_none(),
             _ => visitor.visit_some(self),
         };
-        r.map_err(|e| tracker.fail(frame, e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(tracker.fail(frame, e)),
+        }
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -330,7 +352,10 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
         } else {
             visitor.visit_newtype_struct(self)
         };
-        r.map_err(|e| tracker.fail(frame, e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(tracker.fail(frame, e)),
+        }
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -338,7 +363,10 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Array(items) => seq(items, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        r.map_err(|e| self.fail(e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.fail(e)),
+        }
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(
@@ -363,7 +391,10 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Object(m) => map(m, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        r.map_err(|e| self.fail(e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.fail(e)),
+        }
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -377,7 +408,10 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Object(m) => map(m, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        r.map_err(|e| self.fail(e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.fail(e)),
+        }
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -412,7 +446,10 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Ok(access) => visitor.visit_enum(access),
             Err(e) => Err(e),
         };
-        r.map_err(|e| tracker.fail(frame, e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(tracker.fail(frame, e)),
+        }
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -529,22 +566,22 @@ impl<'de> MapAccess<'de> for TrackedMap<'_, 'de> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Error> {
-        let Some((key, value)) = self.entries.next() else {
+        // Compiled once per key type: what does not need `K` is in `next_entry`
+        // and `key_read`.
+        let Some((key, value)) = self.next_entry() else {
             return Ok(None);
         };
         let seen = Cell::new(Seen::NONE);
-        let r = seed.deserialize(KeyDe {
+        match seed.deserialize(KeyDe {
             key,
             seen: &seen,
             as_: Seen::BOTH,
-        });
-        let seen = seen.get();
-        match r {
+        }) {
             Ok(k) => {
-                self.pending = Some((key, value, seen));
+                self.key_read(key, value, &seen);
                 Ok(Some(k))
             }
-            Err(e) => Err(self.key_failed(key, seen, e)),
+            Err(e) => Err(self.key_failed(key, seen.get(), e)),
         }
     }
 
@@ -579,7 +616,21 @@ impl<'de> MapAccess<'de> for TrackedMap<'_, 'de> {
     }
 }
 
-impl TrackedMap<'_, '_> {
+impl<'de> TrackedMap<'_, 'de> {
+    #[inline]
+    fn next_entry(&mut self) -> Option<(&'de str, &'de Value)> {
+        match self.entries.next() {
+            Some((key, value)) => Some((key.as_str(), value)),
+            None => None,
+        }
+    }
+
+    /// The entry whose key was read, kept for its value.
+    #[inline]
+    fn key_read(&mut self, key: &'de str, value: &'de Value, seen: &Cell<Seen>) {
+        self.pending = Some((key, value, seen.get()));
+    }
+
     #[cold]
     fn key_failed(&self, key: &str, seen: Seen, e: Error) -> Error {
         let frame = Frame::Map {
@@ -653,7 +704,10 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
             Some(value) => <() as serde::Deserialize>::deserialize(value),
             None => Ok(()),
         };
-        r.map_err(|e| self.tracker.fail(&self.frame, e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.tracker.fail(&self.frame, e)),
+        }
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Error> {
@@ -665,7 +719,10 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
             }),
             None => Err(unit_variant("newtype variant")),
         };
-        r.map_err(|e| self.tracker.fail(&self.frame, e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.tracker.fail(&self.frame, e)),
+        }
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
@@ -675,7 +732,10 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
             Some(other) => Err(invalid_type(other, &"tuple variant")),
             None => Err(unit_variant("tuple variant")),
         };
-        r.map_err(|e| self.tracker.fail(&self.frame, e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.tracker.fail(&self.frame, e)),
+        }
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -688,7 +748,10 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
             Some(other) => Err(invalid_type(other, &"struct variant")),
             None => Err(unit_variant("struct variant")),
         };
-        r.map_err(|e| self.tracker.fail(&self.frame, e))
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.tracker.fail(&self.frame, e)),
+        }
     }
 }
 
