@@ -74,9 +74,14 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
 /// A formatting subscriber at `level` for every target, for this thread (a
 /// current-thread runtime polls every task it spawns there), writing to the
 /// returned [`Logs`].
+///
+/// Without timestamps: the tests look for a secret's digits in what was logged,
+/// and a timestamp's microseconds carry any four digits by chance (CI once found
+/// "4111" in `08:29:42.034111Z`).
 pub fn capture_at(level: tracing::Level) -> (Logs, DefaultGuard) {
     let out = Logs::default();
     let subscriber = tracing_subscriber::fmt()
+        .without_time()
         .with_max_level(level)
         .with_ansi(false)
         .with_writer(out.clone())
