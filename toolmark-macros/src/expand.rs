@@ -438,7 +438,8 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
         quote_spanned!(out_ty.span()=> #p::output_fn::<#checked>())
     };
     // What the fn returns, as the run's result: a shared fn for `()`, the output
-    // conversion's fn for a plain `T`, a closure for a `Result`.
+    // conversion's fn for a plain `T`, one shared fn per `(T, E)` for a `Result`
+    // with `E` written, a closure for a `Result` alias.
     let finish = if unit {
         quote!(#p::unit_output)
     } else if let Some(Some(err)) = &tool.output.result {
@@ -454,16 +455,14 @@ fn run_fn(tool: &Tool, fn_ident: &syn::Ident, input_ty: &TokenStream) -> TokenSt
                 #p::ErrOf::<#err>::new().conv()
             })
         }
-    } else if let Some(err) = &tool.output.result {
-        // `E` written out: `ToolErrorType` reports a non-`Display` one, and `AnyErr`
-        // keeps this conversion from reporting it again.
-        let any_err = err.as_ref().map(|_| quote!(use #p::AnyErr as _;));
+    } else if tool.output.result.is_some() {
+        // A `Result` alias whose `E` is not written (`anyhow::Result<T>`): the
+        // conversion is picked where the closure's `E` is known.
         quote! {
             |__toolmark_out| match __toolmark_out {
                 ::core::result::Result::Ok(__toolmark_ok) => (#output)(__toolmark_ok),
                 ::core::result::Result::Err(__toolmark_err) => ::core::result::Result::Err({
                     use #p::DisplayErr as _;
-                    #any_err
                     #p::ErrWrap(__toolmark_err).into_tool_error()
                 }),
             }

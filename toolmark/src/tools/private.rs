@@ -716,20 +716,6 @@ pub const fn output_fn<T: Serialize>() -> fn(T) -> Result<Value, ToolError> {
     output::<T>
 }
 
-/// Last resort of the error conversion (autoref: only when `E` is neither
-/// `ToolError` nor `Display`), so that [`ToolErrorType`] alone reports such an `E`.
-/// A program using it does not compile.
-pub trait AnyErr {
-    #[allow(clippy::wrong_self_convention)]
-    fn into_tool_error(&self) -> ToolError;
-}
-
-impl<E> AnyErr for ErrWrap<E> {
-    fn into_tool_error(&self) -> ToolError {
-        ToolError::new(std::any::type_name::<E>())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

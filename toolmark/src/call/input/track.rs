@@ -282,6 +282,15 @@ macro_rules! leaf {
 
 // Errors are tracked with a `match`, not `map_err`: these fns are compiled once per
 // visitor type (per input type and field type), and a closure would be one more each.
+macro_rules! or_fail {
+    ($r:expr, |$e:ident| $fail:expr) => {
+        match $r {
+            Ok(v) => Ok(v),
+            Err($e) => Err($fail),
+        }
+    };
+}
+
 impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
     type Error = Error;
 
@@ -291,10 +300,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Object(map) => self::map(map, self.frame, self.tracker, visitor),
             other => other.deserialize_any(visitor),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.fail(e)),
-        }
+        or_fail!(r, |e| self.fail(e))
     }
 
     leaf! {
@@ -318,10 +324,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Array(items) => seq(items, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.fail(e)),
-        }
+        or_fail!(r, |e| self.fail(e))
     }
 
     fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -334,10 +337,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Null => visitor.visit_none(),
             _ => visitor.visit_some(self),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(tracker.fail(frame, e)),
-        }
+        or_fail!(r, |e| tracker.fail(frame, e))
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -352,10 +352,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
         } else {
             visitor.visit_newtype_struct(self)
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(tracker.fail(frame, e)),
-        }
+        or_fail!(r, |e| tracker.fail(frame, e))
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -363,10 +360,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Array(items) => seq(items, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.fail(e)),
-        }
+        or_fail!(r, |e| self.fail(e))
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(
@@ -391,10 +385,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Object(m) => map(m, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.fail(e)),
-        }
+        or_fail!(r, |e| self.fail(e))
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -408,10 +399,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Value::Object(m) => map(m, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.fail(e)),
-        }
+        or_fail!(r, |e| self.fail(e))
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -446,10 +434,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
             Ok(access) => visitor.visit_enum(access),
             Err(e) => Err(e),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(tracker.fail(frame, e)),
-        }
+        or_fail!(r, |e| tracker.fail(frame, e))
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -704,10 +689,7 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
             Some(value) => <() as serde::Deserialize>::deserialize(value),
             None => Ok(()),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.tracker.fail(&self.frame, e)),
-        }
+        or_fail!(r, |e| self.tracker.fail(&self.frame, e))
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Error> {
@@ -719,10 +701,7 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
             }),
             None => Err(unit_variant("newtype variant")),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.tracker.fail(&self.frame, e)),
-        }
+        or_fail!(r, |e| self.tracker.fail(&self.frame, e))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
@@ -732,10 +711,7 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
             Some(other) => Err(invalid_type(other, &"tuple variant")),
             None => Err(unit_variant("tuple variant")),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.tracker.fail(&self.frame, e)),
-        }
+        or_fail!(r, |e| self.tracker.fail(&self.frame, e))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -748,10 +724,7 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
             Some(other) => Err(invalid_type(other, &"struct variant")),
             None => Err(unit_variant("struct variant")),
         };
-        match r {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.tracker.fail(&self.frame, e)),
-        }
+        or_fail!(r, |e| self.tracker.fail(&self.frame, e))
     }
 }
 
