@@ -497,3 +497,88 @@ async fn disposing_a_parent_refuses_calls_queued_in_its_child() {
     assert_eq!(code(&running.await.unwrap()), Some(RefusalCode::Cancelled));
     assert_eq!(log.get(), ["start 1"], "no queued call ran");
 }
+
+tokio::task_local! {
+    /// A value each caller sets around its own call.
+    static CALLER_TAG: String;
+}
+
+/// Records, for each run, whether it was polled in its own caller's task: the
+/// caller's task-local value and task id, seen from inside the tool.
+fn tag_checker(
+    name: &str,
+    ids: &Arc<std::sync::Mutex<Vec<(String, tokio::task::Id)>>>,
+) -> ToolSpec {
+    let ids = Arc::clone(ids);
+    ToolSpec::new(name, "Reports where it runs").handler(move |_ctx, input| {
+        let ids = Arc::clone(&ids);
+        async move {
+            let tag = input["tag"].as_str().unwrap_or("?").to_owned();
+            // Pend once, so that later callers queue behind this run.
+            sleep(Duration::from_millis(input["ms"].as_u64().unwrap_or(0))).await;
+            let seen = CALLER_TAG.try_with(Clone::clone).ok();
+            let task = tokio::task::try_id();
+            let caller_task = ids
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|(t, _)| *t == tag)
+                .map(|(_, id)| *id);
+            Ok(json!({
+                "tag_seen": seen,
+                "own_task": task.is_some() && task == caller_task,
+            }))
+        }
+    })
+}
+
+async fn calls_from_own_tasks(tm: &Toolmark, tool: &str, n: usize, ms: u64) {
+    let ids = Arc::new(std::sync::Mutex::new(Vec::new()));
+    tm.register(tag_checker(tool, &ids), Default::default())
+        .unwrap();
+    let mut handles = Vec::new();
+    for i in 0..n {
+        let tm = tm.clone();
+        let ids = Arc::clone(&ids);
+        let tool = tool.to_owned();
+        let tag = format!("caller-{i}");
+        handles.push(tokio::spawn(CALLER_TAG.scope(tag.clone(), async move {
+            ids.lock().unwrap().push((tag.clone(), tokio::task::id()));
+            let out = tm
+                .call(&tool, json!({"tag": tag, "ms": ms}), as_inapp())
+                .await;
+            (tag, out)
+        })));
+    }
+    for h in handles {
+        let (tag, out) = h.await.unwrap();
+        let Outcome::Ok { output: result } = out else {
+            panic!("{tag}: {out:?}");
+        };
+        assert_eq!(
+            result["tag_seen"],
+            json!(tag),
+            "{tag}: its run saw another caller's task-local value"
+        );
+        assert_eq!(
+            result["own_task"],
+            json!(true),
+            "{tag}: its run was polled in another task"
+        );
+    }
+}
+
+/// A queued run is polled in its own caller's task — never by the task of the
+/// caller whose run released the slot before it — so task-local values, the task id
+/// and the caller's tracing context are the caller's own.
+#[tokio::test(start_paused = true)]
+async fn a_queued_run_is_polled_in_its_own_callers_task() {
+    calls_from_own_tasks(&tm(), "where", 8, 10).await;
+}
+
+/// The same on two worker threads, with runs that release the slot at once (the case
+/// where a releasing caller could be tempted to run the next waiting run itself).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_run_is_polled_in_its_own_callers_task_on_two_workers() {
+    calls_from_own_tasks(&tm(), "where", 200, 0).await;
+}
