@@ -523,7 +523,10 @@ impl Inner {
             Ok((input, decoded)) => {
                 // An approver may have edited the input: its secrets are the run's.
                 let set = if asked { None } else { Some(set) };
-                let decoded = crate::tools::spec::for_run(decoded, &input);
+                let mut input = input;
+                // The call reads its input after this only for a secret set.
+                let keep = entry.has_sensitive();
+                let decoded = crate::tools::spec::for_run(decoded, &mut input, keep);
                 let run = Arc::clone(&entry.run);
                 let held = self.hold(
                     entry,
@@ -834,10 +837,12 @@ impl Inner {
         caller: Caller,
         signal: Option<CancellationToken>,
         progress: Option<ProgressFn>,
-        input: Value,
+        mut input: Value,
         decoded: Decoded,
     ) -> Observed<Outcome> {
-        let decoded = crate::tools::spec::for_run(decoded, &input);
+        // The call reads its input after this only for a secret set.
+        let keep = entry.has_sensitive();
+        let decoded = crate::tools::spec::for_run(decoded, &mut input, keep);
         let run = Arc::clone(&entry.run);
         let held = self.hold(entry, caller, signal.as_ref(), progress, None, input);
         let fut = std::pin::pin!(ToolFuture::from(run(held.ctx(), decoded)));

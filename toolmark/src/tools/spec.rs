@@ -88,11 +88,18 @@ impl InputItself {
 }
 
 /// The value a run takes: `decoded`, or, when the decode kept the input itself
-/// ([`InputItself`]), a copy of `input` (the run's own; the call keeps `input`).
+/// ([`InputItself`]), the input. `keep` says whether the call still reads its
+/// input once the run starts (a tool with sensitive paths or state: its secret set
+/// is read from it): then the run gets a copy; else the input moves into the run
+/// and the call keeps `null` (one copy of the input, not two).
 #[inline]
-pub(crate) fn for_run(decoded: Decoded, input: &Value) -> Decoded {
+pub(crate) fn for_run(decoded: Decoded, input: &mut Value, keep: bool) -> Decoded {
     if decoded.is::<InputItself>() {
-        Box::new(input.clone())
+        if keep {
+            Box::new(input.clone())
+        } else {
+            Box::new(std::mem::take(input))
+        }
     } else {
         decoded
     }
@@ -601,12 +608,24 @@ mod tests {
 
     #[test]
     fn a_run_gets_a_copy_of_the_input_for_the_marker_and_any_other_value_as_it_is() {
-        let input = json!({"title": "hi", "tags": ["a"]});
-        let run = for_run(InputItself::decoded(), &input);
-        assert_eq!(run.downcast_ref::<Value>(), Some(&input));
+        let original = json!({"title": "hi", "tags": ["a"]});
+        let mut input = original.clone();
+        let run = for_run(InputItself::decoded(), &mut input, true);
+        assert_eq!(run.downcast_ref::<Value>(), Some(&original));
+        assert_eq!(input, original, "the call keeps its input");
         let own: Decoded = Box::new(7_u32);
-        let run = for_run(own, &input);
+        let run = for_run(own, &mut input, false);
         assert_eq!(run.downcast_ref::<u32>(), Some(&7));
+        assert_eq!(input, original, "a decoded value leaves the input alone");
+    }
+
+    #[test]
+    fn the_input_moves_into_the_run_when_the_call_no_longer_reads_it() {
+        let original = json!({"title": "hi"});
+        let mut input = original.clone();
+        let run = for_run(InputItself::decoded(), &mut input, false);
+        assert_eq!(run.downcast_ref::<Value>(), Some(&original));
+        assert_eq!(input, Value::Null, "moved, not copied");
     }
 
     #[test]
