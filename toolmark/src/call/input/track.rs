@@ -291,13 +291,53 @@ macro_rules! or_fail {
     };
 }
 
+// The tracked seq and map visits are macros, expanded where they are used: as fns
+// they were two more generic fns compiled per visitor type (per input type and per
+// field type), each moving the decoded value once more in a debug build.
+
+/// serde_json's `visit_array_ref`, elements tracked.
+macro_rules! visit_seq {
+    ($items:expr, $frame:expr, $tracker:expr, $visitor:expr) => {{
+        let items: &[Value] = $items;
+        let mut access = TrackedSeq {
+            items: items.iter(),
+            index: 0,
+            frame: $frame,
+            tracker: $tracker,
+        };
+        match $visitor.visit_seq(&mut access) {
+            Ok(value) if access.items.len() == 0 => Ok(value),
+            Ok(_) => Err(fewer(items.len(), "fewer elements in array")),
+            Err(e) => Err(e),
+        }
+    }};
+}
+
+/// serde_json's object deserializer, keys and values tracked.
+macro_rules! visit_map {
+    ($entries:expr, $frame:expr, $tracker:expr, $visitor:expr) => {{
+        let entries: &Map<String, Value> = $entries;
+        let mut access = TrackedMap {
+            entries: entries.iter(),
+            pending: None,
+            frame: $frame,
+            tracker: $tracker,
+        };
+        match $visitor.visit_map(&mut access) {
+            Ok(value) if access.entries.len() == 0 => Ok(value),
+            Ok(_) => Err(fewer(entries.len(), "fewer elements in map")),
+            Err(e) => Err(e),
+        }
+    }};
+}
+
 impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let r = match self.value {
-            Value::Array(items) => seq(items, self.frame, self.tracker, visitor),
-            Value::Object(map) => self::map(map, self.frame, self.tracker, visitor),
+            Value::Array(items) => visit_seq!(items, self.frame, self.tracker, visitor),
+            Value::Object(map) => visit_map!(map, self.frame, self.tracker, visitor),
             other => other.deserialize_any(visitor),
         };
         or_fail!(r, |e| self.fail(e))
@@ -321,7 +361,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let r = match self.value {
             Value::String(s) => visitor.visit_borrowed_str(s),
-            Value::Array(items) => seq(items, self.frame, self.tracker, visitor),
+            Value::Array(items) => visit_seq!(items, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
         or_fail!(r, |e| self.fail(e))
@@ -357,7 +397,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let r = match self.value {
-            Value::Array(items) => seq(items, self.frame, self.tracker, visitor),
+            Value::Array(items) => visit_seq!(items, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
         or_fail!(r, |e| self.fail(e))
@@ -382,7 +422,7 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let r = match self.value {
-            Value::Object(m) => map(m, self.frame, self.tracker, visitor),
+            Value::Object(m) => visit_map!(m, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
         or_fail!(r, |e| self.fail(e))
@@ -395,8 +435,8 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         let r = match self.value {
-            Value::Array(items) => seq(items, self.frame, self.tracker, visitor),
-            Value::Object(m) => map(m, self.frame, self.tracker, visitor),
+            Value::Array(items) => visit_seq!(items, self.frame, self.tracker, visitor),
+            Value::Object(m) => visit_map!(m, self.frame, self.tracker, visitor),
             other => Err(invalid_type(other, &visitor)),
         };
         or_fail!(r, |e| self.fail(e))
@@ -449,46 +489,6 @@ impl<'de> Deserializer<'de> for Tracked<'_, 'de> {
 #[cold]
 fn single_key() -> Error {
     de::Error::invalid_value(Unexpected::Map, &"map with a single key")
-}
-
-/// serde_json's `visit_array_ref`, elements tracked.
-fn seq<'de, V: Visitor<'de>>(
-    items: &'de [Value],
-    frame: &Frame<'_>,
-    tracker: &Tracker,
-    visitor: V,
-) -> Result<V::Value, Error> {
-    let mut access = TrackedSeq {
-        items: items.iter(),
-        index: 0,
-        frame,
-        tracker,
-    };
-    match visitor.visit_seq(&mut access) {
-        Ok(value) if access.items.len() == 0 => Ok(value),
-        Ok(_) => Err(fewer(items.len(), "fewer elements in array")),
-        Err(e) => Err(e),
-    }
-}
-
-/// serde_json's object deserializer, keys and values tracked.
-fn map<'de, V: Visitor<'de>>(
-    entries: &'de Map<String, Value>,
-    frame: &Frame<'_>,
-    tracker: &Tracker,
-    visitor: V,
-) -> Result<V::Value, Error> {
-    let mut access = TrackedMap {
-        entries: entries.iter(),
-        pending: None,
-        frame,
-        tracker,
-    };
-    match visitor.visit_map(&mut access) {
-        Ok(value) if access.entries.len() == 0 => Ok(value),
-        Ok(_) => Err(fewer(entries.len(), "fewer elements in map")),
-        Err(e) => Err(e),
-    }
 }
 
 #[cold]
@@ -707,7 +707,7 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
         let r = match self.value {
             Some(Value::Array(items)) if items.is_empty() => visitor.visit_unit(),
-            Some(Value::Array(items)) => seq(items, &self.frame, self.tracker, visitor),
+            Some(Value::Array(items)) => visit_seq!(items, &self.frame, self.tracker, visitor),
             Some(other) => Err(invalid_type(other, &"tuple variant")),
             None => Err(unit_variant("tuple variant")),
         };
@@ -720,7 +720,7 @@ impl<'de> VariantAccess<'de> for TrackedVariant<'_, 'de> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         let r = match self.value {
-            Some(Value::Object(m)) => map(m, &self.frame, self.tracker, visitor),
+            Some(Value::Object(m)) => visit_map!(m, &self.frame, self.tracker, visitor),
             Some(other) => Err(invalid_type(other, &"struct variant")),
             None => Err(unit_variant("struct variant")),
         };
