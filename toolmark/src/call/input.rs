@@ -361,7 +361,7 @@ pub(crate) fn downcast<T: 'static>(decoded: Decoded) -> Result<T, ToolError> {
 }
 
 #[cold]
-fn not_the_input(type_name: &str) -> ToolError {
+pub(crate) fn not_the_input(type_name: &str) -> ToolError {
     ToolError::new(format!(
         "internal error: the decoded input is not a `{type_name}`"
     ))

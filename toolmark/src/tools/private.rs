@@ -687,12 +687,23 @@ pub trait ToolStart {
     const START: fn(ToolContext, Self::Input) -> ToolFuture;
 }
 
-/// The record's `run`: the decoded input taken back, then the start.
-pub fn run_decoded<S: ToolStart>(ctx: ToolContext, decoded: Decoded) -> ToolFuture {
-    match crate::call::input::take::<S::Input>(decoded) {
-        Ok(input) => (S::START)(ctx, input),
-        Err(err) => failed(err),
+/// The record's `run`: the decoded input taken back, then the start. The slot is
+/// read here rather than through `call::input::take` (whose `Result` would be one
+/// more fn, and its matching more code, compiled per tool).
+pub fn run_decoded<S: ToolStart>(ctx: ToolContext, mut decoded: Decoded) -> ToolFuture {
+    if let Some(slot) = decoded.downcast_mut::<Option<S::Input>>()
+        && let Some(input) = slot.take()
+    {
+        return (S::START)(ctx, input);
     }
+    not_the_input(std::any::type_name::<S::Input>())
+}
+
+/// The run of a decoded value that is not the tool's input (not reached: the
+/// record's decode made it).
+#[cold]
+fn not_the_input(type_name: &'static str) -> ToolFuture {
+    failed(crate::call::input::not_the_input(type_name))
 }
 
 /// The record's `prepare`: decode and start in one step.
