@@ -219,3 +219,48 @@ async fn an_approved_ctx_confirm_returns_the_edited_changes() {
         &json!([{"path": "title", "before": null, "after": "edited"}])
     );
 }
+
+/// The input a `ctx.confirm` shows its approver is the call's (redacted), for a
+/// tool with and without sensitive paths: the run taking its input by move must
+/// not leave the approver a `null`.
+#[tokio::test]
+async fn ctx_confirm_shows_the_approver_the_calls_input() {
+    for sensitive in [false, true] {
+        let queue = ConfirmQueue::new();
+        let tm = Toolmark::builder()
+            .confirm_handler(queue.handler())
+            .build()
+            .unwrap();
+        let mut spec = ToolSpec::new("t", "Asks mid-run")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"title": {"type": "string"}, "cvc": {"type": "string"}}
+            }))
+            .handler(|ctx, input| async move {
+                let r = ctx.confirm(Ask::new("Send it?")).await;
+                Ok(json!({"approved": r.approved, "title": input["title"]}))
+            });
+        if sensitive {
+            spec = spec.sensitive(["cvc"]);
+        }
+        tm.register(spec, Default::default()).unwrap();
+        let mut updates = queue.subscribe();
+        let input = json!({"title": "hi", "cvc": "123"});
+        let call = spawn_call(&tm, "t", input.clone(), opts(Caller::Mcp));
+        updates.changed().await.unwrap();
+        let req = queue.pending().remove(0);
+        let shown = if sensitive {
+            json!({"title": "hi", "cvc": "[redacted]"})
+        } else {
+            input.clone()
+        };
+        assert_eq!(req.input, shown, "sensitive: {sensitive}");
+        queue.approve(&req.confirm_id, None).unwrap();
+        let out = call.await.unwrap();
+        assert_eq!(
+            out.output().unwrap(),
+            &json!({"approved": true, "title": "hi"}),
+            "sensitive: {sensitive}"
+        );
+    }
+}

@@ -72,6 +72,17 @@ impl Config {
         self.modes[caller as usize]
     }
 
+    /// The handler a run's `ctx.confirm` asks for `caller`: the app's confirm
+    /// handler when the caller's mode is inline; none for a human (approved
+    /// unasked) or a deferred caller (`confirmation_unavailable`). Only then does
+    /// the call read its input once the run has started (the request shows it).
+    pub(crate) fn ctx_confirm_handler(&self, caller: Caller) -> Option<&Arc<dyn ConfirmHandler>> {
+        match (&self.confirm_handler, self.mode(caller)) {
+            (Some(h), ConfirmMode::Inline) if caller != Caller::Human => Some(h),
+            _ => None,
+        }
+    }
+
     /// An inline-mode caller without a confirm handler cannot see guarded tools.
     pub(crate) fn lacks_confirm_path(&self, caller: Caller) -> bool {
         caller != Caller::Human

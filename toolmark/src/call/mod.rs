@@ -524,8 +524,7 @@ impl Inner {
                 // An approver may have edited the input: its secrets are the run's.
                 let set = if asked { None } else { Some(set) };
                 let mut input = input;
-                // The call reads its input after this only for a secret set.
-                let keep = entry.has_sensitive();
+                let keep = self.run_reads_input(&entry, caller);
                 let decoded = crate::tools::spec::for_run(decoded, &mut input, keep);
                 let run = Arc::clone(&entry.run);
                 let held = self.hold(
@@ -830,6 +829,17 @@ impl Inner {
         }
     }
 
+    /// Whether the call reads its input once the run has started: for its secret
+    /// set (a tool with sensitive paths or state), or for a `ctx.confirm` request
+    /// (a run that reads its context, by a caller whose `ctx.confirm` asks the
+    /// confirm handler). Otherwise the input moves into the run (see
+    /// `tools::spec::for_run`).
+    #[inline]
+    fn run_reads_input(&self, entry: &ToolEntry, caller: Caller) -> bool {
+        entry.has_sensitive()
+            || (entry.uses_context && self.config.ctx_confirm_handler(caller).is_some())
+    }
+
     /// Steps 5–7 for a validated (and, if needed, confirmed) call.
     pub(crate) async fn execute(
         self: &Arc<Self>,
@@ -840,8 +850,7 @@ impl Inner {
         mut input: Value,
         decoded: Decoded,
     ) -> Observed<Outcome> {
-        // The call reads its input after this only for a secret set.
-        let keep = entry.has_sensitive();
+        let keep = self.run_reads_input(&entry, caller);
         let decoded = crate::tools::spec::for_run(decoded, &mut input, keep);
         let run = Arc::clone(&entry.run);
         let held = self.hold(entry, caller, signal.as_ref(), progress, None, input);

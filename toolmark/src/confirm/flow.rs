@@ -368,12 +368,9 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
         return ConfirmResult::denied("confirmation_unavailable");
     };
     let inner = &inner;
-    let handler = match (
-        &inner.config.confirm_handler,
-        inner.config.mode(call.caller),
-    ) {
-        (Some(h), ConfirmMode::Inline) => Arc::clone(h),
-        _ => {
+    let handler = match inner.config.ctx_confirm_handler(call.caller) {
+        Some(h) => Arc::clone(h),
+        None => {
             inner.emit(|| Event::CtxConfirmUnavailable {
                 tool: entry.name.to_string(),
                 caller: call.caller,
