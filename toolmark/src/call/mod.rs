@@ -23,8 +23,10 @@
 //! Every call in flight holds `tm.call`'s future whole (a spawned call is a task of
 //! that size), so the plain path (allowed, not guarded, its scope free, its run done
 //! on the first poll) keeps only what it needs across its await: the run's state,
-//! the run inline, and the queue and run futures. Every other path (a confirmation,
-//! a queue wait that parks, a run that does not finish at once) is boxed when taken.
+//! the run inline, its queue permit and marker (the slot is taken and the run
+//! first polled in synchronous steps, no future of their own). Every other path (a
+//! confirmation, a queue wait that parks, a run that does not finish at once) is
+//! boxed when taken.
 //! The hot fns return `async` blocks rather than being `async fn`s (which keep a
 //! second copy of their arguments), and no await sits in a `match` on a large value
 //! (its scrutinee would be kept too). [`sizes`] prints the layout's parts (the
@@ -735,18 +737,22 @@ impl Inner {
         }
     }
 
-    /// Take the scope's queue slot: at once when it is free, else wait in FIFO
-    /// order (bounded; abandoned on disposal, shutdown or the caller's signal).
+    /// Take the scope's queue slot when it is free; [`Slot::Taken`] when the call
+    /// has to wait for it in FIFO order (`acquire_slow`: bounded; abandoned on
+    /// disposal, shutdown or the caller's signal). Synchronous: only a call that
+    /// waits builds a future for it.
     ///
     /// When the slot is held by a run polled on this thread (the caller is, or is
     /// inside, a running tool of this scope), waiting would never end: a `nested`
-    /// call (`ctx.call`) runs inside that slot (`None`), any other is refused `busy`.
-    async fn acquire<'a>(
+    /// call (`ctx.call`) runs inside that slot ([`Slot::Nested`]), any other is
+    /// refused `busy`.
+    #[inline]
+    fn acquire_now<'a>(
         &self,
         node: &'a ScopeNode,
         signal: Option<&CancellationToken>,
         nested: bool,
-    ) -> Result<Option<GatePermit<'a>>, Refusal> {
+    ) -> Result<Slot<'a>, Refusal> {
         if node.is_disposed() {
             return Err(disposed(node));
         }
@@ -754,25 +760,15 @@ impl Inner {
             return Err(cancelled_before_run());
         }
         match node.queue.try_acquire() {
-            Some(permit) => Ok(Some(permit)),
+            Some(permit) => Ok(Slot::Free(permit)),
             None if current::holds_slot(node) => {
                 if nested {
-                    Ok(None)
+                    Ok(Slot::Nested)
                 } else {
-                    Err(Refusal::new(
-                        RefusalCode::Busy,
-                        format!(
-                            "This call was made from inside a running tool of scope `{}`, \
-                             which holds that scope's queue slot: a `tm.call` into the same \
-                             scope would wait for itself. Call the tool with \
-                             `ctx.call(name, input)` from the running tool instead",
-                            node.path
-                        ),
-                    ))
+                    Err(busy_in_own_scope(node))
                 }
             }
-            // Boxed: the waiting path keeps the hot path's future small.
-            None => Box::pin(self.acquire_slow(node, signal)).await.map(Some),
+            None => Ok(Slot::Taken),
         }
     }
 
@@ -880,9 +876,20 @@ impl Inner {
             };
             let set = set.unwrap_or_else(|| entry.secret_set(&shared.input));
             let node = &entry.scope;
-            let _permit = match self.acquire(node, signal, nested).await {
-                Ok(p) => p,
+            // The slot, then the run's first poll: one synchronous step each, no
+            // future of their own on the plain path.
+            let slot = match self.acquire_now(node, signal, nested) {
+                Ok(slot) => slot,
                 Err(r) => return set.outcome(r.into()),
+            };
+            let _permit = match slot {
+                Slot::Free(permit) => Some(permit),
+                Slot::Nested => None,
+                // Boxed: only a call that waits for its slot builds that future.
+                Slot::Taken => match Box::pin(self.acquire_slow(node, signal)).await {
+                    Ok(permit) => Some(permit),
+                    Err(r) => return set.outcome(r.into()),
+                },
             };
             self.emit(|| Event::CallStarted {
                 tool: entry.name.to_string(),
@@ -890,9 +897,27 @@ impl Inner {
             });
             // The call's secrets, for its panic messages (only a tool with sensitive
             // paths or state has any).
-            let end = self
-                .run_guarded(node, shared, signal, set.shared_texts(), fut)
-                .await;
+            let mut marker = crate::call::current::RunMarker::new(
+                Some(node),
+                set.shared_texts().filter(|_| self.config.scrub_panics),
+            );
+            let mut fut = fut;
+            let limit = shared.deadline.limit();
+            let polled = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(crate::call::run::first_poll(
+                    &mut marker,
+                    limit,
+                    fut.as_mut(),
+                    cx,
+                ))
+            })
+            .await;
+            let end = match polled {
+                crate::call::run::Polled::Ended(end) => end,
+                crate::call::run::Polled::Pending(t0) => {
+                    Box::pin(self.run_on(node, shared, signal, t0, &mut marker, fut.as_mut())).await
+                }
+            };
             if matches!(end, crate::call::run::RunEnd::Panicked(_))
                 && let Some(flag) = shared.reach.as_ref().and_then(|r| r.panicked.as_ref())
             {
@@ -943,6 +968,31 @@ fn refuse_prepared(entry: &ToolEntry, input: &Value, issues: Vec<Issue>) -> Obse
 /// holds those read before the run).
 fn read_state(state: &crate::sensitive::StateSecretsFn) -> Vec<String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| state())).unwrap_or_default()
+}
+
+/// What [`Inner::acquire_now`] found of a scope's queue slot.
+enum Slot<'a> {
+    /// Free: taken.
+    Free(GatePermit<'a>),
+    /// Held by the running tool this nested call (`ctx.call`) comes from: the call
+    /// runs inside that slot.
+    Nested,
+    /// Taken by another run: wait for it.
+    Taken,
+}
+
+#[cold]
+fn busy_in_own_scope(node: &ScopeNode) -> Refusal {
+    Refusal::new(
+        RefusalCode::Busy,
+        format!(
+            "This call was made from inside a running tool of scope `{}`, \
+             which holds that scope's queue slot: a `tm.call` into the same \
+             scope would wait for itself. Call the tool with \
+             `ctx.call(name, input)` from the running tool instead",
+            node.path
+        ),
+    )
 }
 
 fn disposed(node: &ScopeNode) -> Refusal {

@@ -38,8 +38,12 @@ impl Inner {
     /// marker is current around each poll (`secrets`: the call's sensitive values,
     /// for the panic hook).
     ///
+    /// A restorer's run (undo). A call's run takes the same two steps,
+    /// [`first_poll`] then [`run_on`](Self::run_on), inside `run_call`'s own
+    /// future: one nested future fewer per call.
+    ///
     /// A fn returning an `async` block (an `async fn` would keep a second copy of
-    /// its arguments): this future is part of every call's.
+    /// its arguments).
     // Not an `async fn`: see above (its arguments would be kept twice).
     #[allow(clippy::manual_async_fn)]
     pub(crate) fn run_guarded<'a, F>(
@@ -56,44 +60,45 @@ impl Inner {
         async move {
             let mut marker =
                 RunMarker::new(Some(node), secrets.filter(|_| self.config.scrub_panics));
-            let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
+            let mut fut = std::pin::pin!(fut);
             let limit = shared.deadline.limit();
-            // The first poll is timed on the coarse monotonic clock (a few ns a read,
-            // no lock): reading tokio's clock twice per call cost more than the rest
-            // of the run. It only has to tell a poll that blocked past a deadline of
-            // seconds from one that did not.
-            let t0 = limit.map(|_| coarsetime::Instant::now_without_cache_update().as_ticks());
-            // Fast path: a tool that finishes on its first poll needs no timer. (The
-            // poll's result is not kept across the slow path's await.)
-            if let Poll::Ready(r) = std::future::poll_fn(|cx| {
-                let _entered = marker.enter();
-                Poll::Ready(fut.as_mut().poll(cx))
+            let t0 = match std::future::poll_fn(|cx| {
+                Poll::Ready(first_poll(&mut marker, limit, fut.as_mut(), cx))
             })
             .await
             {
-                if let (Some(limit), Some(t0)) = (limit, t0) {
-                    // Compared in ticks: the conversion is paid only by a poll that
-                    // took longer than a tick.
-                    let ticks = coarsetime::Instant::now_without_cache_update()
-                        .as_ticks()
-                        .saturating_sub(t0);
-                    if (ticks > COARSE_TICK_TICKS || limit.is_zero())
-                        && first_poll_took(t0) >= limit
-                    {
-                        return RunEnd::Aborted(Abort::Deadline);
-                    }
-                }
-                return RunEnd::from_result(r);
-            }
-            let marked = Marked {
-                marker: &mut marker,
-                fut: fut.as_mut(),
+                Polled::Ended(end) => return end,
+                Polled::Pending(t0) => t0,
             };
-            // The deadline counts from before the first poll: time a blocking first
-            // poll took counts against it.
-            let started = t0.map(|t0| Instant::now() - first_poll_took(t0));
-            Box::pin(self.run_slow(node, shared, signal, started, marked)).await
+            Box::pin(self.run_on(node, shared, signal, t0, &mut marker, fut.as_mut())).await
         }
+    }
+
+    /// A run that pended on its [first poll](first_poll), polled on under its
+    /// deadline, the caller's signal, disposal and shutdown (boxed by its callers:
+    /// only a run that does not finish at once pays for it). `t0` is when the first
+    /// poll began, on the coarse clock (`None`: no deadline).
+    pub(super) async fn run_on<F>(
+        &self,
+        node: &ScopeNode,
+        shared: &CallShared,
+        signal: Option<&CancellationToken>,
+        t0: Option<u64>,
+        marker: &mut RunMarker,
+        fut: std::pin::Pin<&mut F>,
+    ) -> RunEnd
+    where
+        F: Future<Output = Result<Value, ToolError>> + Send,
+    {
+        // The deadline counts from before the first poll: time a blocking first
+        // poll took counts against it.
+        let started = t0.map(|t0| Instant::now() - first_poll_took(t0));
+        let mut caught = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
+        let marked = Marked {
+            marker,
+            fut: caught.as_mut(),
+        };
+        self.run_slow(node, shared, signal, started, marked).await
     }
 
     pub(super) async fn run_slow<F>(
@@ -160,6 +165,55 @@ fn first_poll_took(t0: u64) -> Duration {
         .as_ticks()
         .saturating_sub(t0);
     Duration::from(coarsetime::Duration::from_ticks(ticks)).saturating_sub(COARSE_TICK)
+}
+
+/// How a run's first poll went.
+pub(crate) enum Polled {
+    /// It finished (or panicked, or its poll ran past the deadline): no timer needed.
+    Ended(RunEnd),
+    /// It pends: poll it on with [`Inner::run_on`], from `t0` (the first poll's
+    /// start on the coarse clock; `None` without a deadline).
+    Pending(Option<u64>),
+}
+
+/// A run's first poll, synchronous: `marker` current around it, a panic caught.
+///
+/// A result that arrives after the deadline (a tool that blocked its thread) is
+/// `cancelled`, as in the slow path. The poll is timed on the coarse monotonic
+/// clock (a few ns a read, no lock): reading tokio's clock twice per call cost more
+/// than the rest of the run. It only has to tell a poll that blocked past a
+/// deadline of seconds from one that did not.
+#[inline]
+pub(crate) fn first_poll<F>(
+    marker: &mut RunMarker,
+    limit: Option<Duration>,
+    fut: std::pin::Pin<&mut F>,
+    cx: &mut std::task::Context<'_>,
+) -> Polled
+where
+    F: Future<Output = Result<Value, ToolError>>,
+{
+    let t0 = limit.map(|_| coarsetime::Instant::now_without_cache_update().as_ticks());
+    let polled = {
+        let _entered = marker.enter();
+        std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll(cx)))
+    };
+    let r = match polled {
+        Ok(Poll::Pending) => return Polled::Pending(t0),
+        Ok(Poll::Ready(done)) => Ok(done),
+        Err(payload) => Err(payload),
+    };
+    if let (Some(limit), Some(t0)) = (limit, t0) {
+        // Compared in ticks: the conversion is paid only by a poll that took longer
+        // than a tick.
+        let ticks = coarsetime::Instant::now_without_cache_update()
+            .as_ticks()
+            .saturating_sub(t0);
+        if (ticks > COARSE_TICK_TICKS || limit.is_zero()) && first_poll_took(t0) >= limit {
+            return Polled::Ended(RunEnd::Aborted(Abort::Deadline));
+        }
+    }
+    Polled::Ended(RunEnd::from_result(r))
 }
 
 /// A run's future with its marker made current around each poll.
