@@ -74,8 +74,9 @@ impl Config {
 
     /// The handler a run's `ctx.confirm` asks for `caller`: the app's confirm
     /// handler when the caller's mode is inline; none for a human (approved
-    /// unasked) or a deferred caller (`confirmation_unavailable`). Only then does
-    /// the call read its input once the run has started (the request shows it).
+    /// unasked) or a deferred caller (`confirmation_unavailable`). When it is some,
+    /// a run that reads its context may show its call's input in a request, so the
+    /// call keeps that input (as it does for a tool with sensitive paths or state).
     pub(crate) fn ctx_confirm_handler(&self, caller: Caller) -> Option<&Arc<dyn ConfirmHandler>> {
         match (&self.confirm_handler, self.mode(caller)) {
             (Some(h), ConfirmMode::Inline) if caller != Caller::Human => Some(h),

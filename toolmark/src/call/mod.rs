@@ -45,6 +45,7 @@ pub(crate) mod undo;
 
 pub(crate) use current::install_panic_hook;
 pub(crate) use run::{finish, maybe_cancelled};
+use run::{first_poll, Polled};
 
 use std::fmt;
 use std::future::Future;
@@ -865,7 +866,7 @@ impl Inner {
     fn run_call<'a>(
         &'a self,
         shared: &'a CallShared,
-        fut: Pin<&'a mut ToolFuture>,
+        mut fut: Pin<&'a mut ToolFuture>,
         signal: Option<&'a CancellationToken>,
         nested: bool,
         set: Option<SecretSet>,
@@ -897,24 +898,18 @@ impl Inner {
             });
             // The call's secrets, for its panic messages (only a tool with sensitive
             // paths or state has any).
-            let mut marker = crate::call::current::RunMarker::new(
+            let mut marker = current::RunMarker::new(
                 Some(node),
                 set.shared_texts().filter(|_| self.config.scrub_panics),
             );
-            let mut fut = fut;
             let limit = shared.deadline.limit();
             let polled = std::future::poll_fn(|cx| {
-                std::task::Poll::Ready(crate::call::run::first_poll(
-                    &mut marker,
-                    limit,
-                    fut.as_mut(),
-                    cx,
-                ))
+                std::task::Poll::Ready(first_poll(&mut marker, limit, fut.as_mut(), cx))
             })
             .await;
             let end = match polled {
-                crate::call::run::Polled::Ended(end) => end,
-                crate::call::run::Polled::Pending(t0) => {
+                Polled::Ended(end) => end,
+                Polled::Pending(t0) => {
                     Box::pin(self.run_on(node, shared, signal, t0, &mut marker, fut.as_mut())).await
                 }
             };
