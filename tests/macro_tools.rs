@@ -712,6 +712,52 @@ async fn a_tool_without_a_context_is_still_bound_by_its_deadline_and_queue() {
     );
 }
 
+/// A context-less run keeps only what its call reads until it pends; then its
+/// deadline, its caller's signal and its name in events are all still there.
+#[tokio::test(start_paused = true)]
+async fn a_pending_run_without_a_context_answers_its_callers_signal_and_is_named_when_abandoned(
+) {
+    let tm = toolmark::testing::test_toolmark_builder()
+        .abort_grace(std::time::Duration::from_secs(2))
+        .dev_events(true)
+        .build()
+        .unwrap();
+    register(&tm, "contextless").unwrap();
+    let mut events = tm.events();
+    let signal = tokio_util::sync::CancellationToken::new();
+    let t0 = tokio::time::Instant::now();
+    let hung = tokio::spawn({
+        let tm = tm.clone();
+        let signal = signal.clone();
+        async move {
+            tm.call(
+                "contextless.hang",
+                json!({}),
+                CallOptions::new(Caller::InApp).signal(signal),
+            )
+            .await
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    signal.cancel();
+    let out = hung.await.unwrap();
+    assert_eq!(out.refusal_code(), Some(RefusalCode::Cancelled));
+    // The caller's signal owns the deadline (no `timeout` applies): cancelled at
+    // 3 s, abandoned after the 2 s grace.
+    assert_eq!(t0.elapsed(), std::time::Duration::from_secs(5));
+    let mut abandoned = Vec::new();
+    while let Ok(e) = events.try_recv() {
+        if let toolmark::Event::ToolAbandoned { tool, caller } = e {
+            abandoned.push((tool, caller));
+        }
+    }
+    assert_eq!(
+        abandoned,
+        [("contextless.hang".to_owned(), Caller::InApp)],
+        "one tool_abandoned event, naming the tool and its caller"
+    );
+}
+
 /// Plain arguments of type `serde_json::Value`, in each way it is written.
 mod value_args {
     use serde_json::Value;

@@ -51,6 +51,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -404,20 +405,22 @@ impl Inner {
                 opts.reach,
                 input,
             );
-            let run = match prepare(&held, track) {
-                Ok(run) => run,
-                Err(outcome) => return self.leave(name, caller, started, outcome),
+            let mut slot = std::pin::pin!(None);
+            if let Err(outcome) = prepare(&held, track, slot.as_mut()) {
+                return self.leave(name, caller, started, outcome);
+            }
+            let Some(run) = slot.as_pin_mut() else {
+                return self.leave(name, caller, started, no_run());
             };
-            let run = std::pin::pin!(run);
             let outcome = self
-                .run_call(held.get(), run, opts.signal.as_ref(), opts.nested, None)
+                .run_call(&held, run, opts.signal.as_ref(), opts.nested, None)
                 .await;
             self.leave(name, caller, started, outcome)
         }
     }
 
     /// The plain outcome of a call, as it leaves (after its `call_finished` event).
-    #[inline]
+    #[inline(always)]
     fn leave(
         &self,
         name: &str,
@@ -539,7 +542,7 @@ impl Inner {
                     input,
                 );
                 let fut = std::pin::pin!(ToolFuture::from(run(held.ctx(), decoded)));
-                self.run_call(held.get(), fut, opts.signal.as_ref(), opts.nested, set)
+                self.run_call(&held, fut, opts.signal.as_ref(), opts.nested, set)
                     .await
             }
             Err(outcome) => set.outcome(outcome),
@@ -794,7 +797,7 @@ impl Inner {
     }
 
     /// The run's state: shared with its `ToolContext` when the tool reads one,
-    /// else kept in the call's own future.
+    /// else only what the call's own steps read, kept in the call's own future.
     #[inline]
     fn hold(
         &self,
@@ -809,20 +812,25 @@ impl Inner {
             Some(_) => None,
             None => Some(entry.timeout.unwrap_or(self.config.call_timeout)),
         };
-        let uses_context = entry.uses_context;
-        let shared = CallShared {
-            caller,
-            signal: Signal::new(signal.cloned()),
-            input,
-            deadline: Deadline::new(limit),
-            progress,
-            reach,
-            origin: Origin::Tool(entry),
-        };
-        if uses_context {
-            Held::Shared(Arc::new(shared))
+        if entry.uses_context {
+            Held::Shared(Arc::new(CallShared {
+                caller,
+                signal: Signal::new(signal.cloned()),
+                input,
+                deadline: Deadline::new(limit),
+                progress,
+                reach,
+                origin: Origin::Tool(entry),
+            }))
         } else {
-            Held::Local(shared)
+            // No context reads the progress listener: it is dropped here.
+            Held::Local(LocalCall {
+                entry,
+                caller,
+                input,
+                limit,
+                reach,
+            })
         }
     }
 
@@ -852,7 +860,7 @@ impl Inner {
         let run = Arc::clone(&entry.run);
         let held = self.hold(entry, caller, signal.as_ref(), progress, None, input);
         let fut = std::pin::pin!(ToolFuture::from(run(held.ctx(), decoded)));
-        self.run_call(held.get(), fut, signal.as_ref(), false, None)
+        self.run_call(&held, fut, signal.as_ref(), false, None)
             .await
     }
 
@@ -865,17 +873,17 @@ impl Inner {
     #[allow(clippy::manual_async_fn)]
     fn run_call<'a>(
         &'a self,
-        shared: &'a CallShared,
+        held: &'a Held,
         mut fut: Pin<&'a mut ToolFuture>,
         signal: Option<&'a CancellationToken>,
         nested: bool,
         set: Option<SecretSet>,
     ) -> impl Future<Output = Observed<Outcome>> + Send + 'a {
         async move {
-            let Some(entry) = shared.entry() else {
+            let Some(entry) = held.entry() else {
                 return Observed::fixed(RefusalCode::Cancelled, "internal: a call without a tool");
             };
-            let set = set.unwrap_or_else(|| entry.secret_set(&shared.input));
+            let set = set.unwrap_or_else(|| entry.secret_set(held.input()));
             let node = &entry.scope;
             // The slot, then the run's first poll: one synchronous step each, no
             // future of their own on the plain path.
@@ -894,7 +902,7 @@ impl Inner {
             };
             self.emit(|| Event::CallStarted {
                 tool: entry.name.to_string(),
-                caller: shared.caller,
+                caller: held.caller(),
             });
             // The call's secrets, for its panic messages (only a tool with sensitive
             // paths or state has any).
@@ -902,19 +910,36 @@ impl Inner {
                 Some(node),
                 set.shared_texts().filter(|_| self.config.scrub_panics),
             );
-            let limit = shared.deadline.limit();
+            let limit = held.limit();
             let polled = std::future::poll_fn(|cx| {
                 std::task::Poll::Ready(first_poll(&mut marker, limit, fut.as_mut(), cx))
             })
             .await;
-            let end = match polled {
-                Polled::Ended(end) => end,
-                Polled::Pending(t0) => {
-                    Box::pin(self.run_on(node, shared, signal, t0, &mut marker, fut.as_mut())).await
-                }
+            let end = 'run: {
+                // `{polled}`: moved into the match, so it is not kept across the
+                // await below (only `t0` is).
+                let t0 = match { polled } {
+                    Polled::Ended(end) => break 'run end,
+                    Polled::Pending(t0) => t0,
+                };
+                // Boxed with the whole of what a pending run needs (a context-less
+                // run's deadline and signal are built only now).
+                Box::pin(async {
+                    let built;
+                    let shared = match held {
+                        Held::Shared(shared) => &**shared,
+                        Held::Local(local) => {
+                            built = local.to_shared(signal);
+                            &built
+                        }
+                    };
+                    self.run_on(node, shared, signal, t0, &mut marker, fut.as_mut())
+                        .await
+                })
+                .await
             };
             if matches!(end, crate::call::run::RunEnd::Panicked(_))
-                && let Some(flag) = shared.reach.as_ref().and_then(|r| r.panicked.as_ref())
+                && let Some(flag) = held.reach().and_then(|r| r.panicked.as_ref())
             {
                 flag.store(true, std::sync::atomic::Ordering::SeqCst);
             }
@@ -929,12 +954,15 @@ impl Inner {
     }
 }
 
-/// Decode the held input and build the run in one step (`ToolEntry::prepare`): the
-/// run, or the `invalid` refusal built through the call's secret set.
+/// Decode the held input and build the run in one step (`ToolEntry::prepare`),
+/// written into `slot`; or the `invalid` refusal built through the call's secret set.
 #[inline]
-fn prepare(held: &Held, track: bool) -> Result<ToolFuture, Observed<Outcome>> {
-    let shared = held.get();
-    let Some(entry) = shared.entry() else {
+fn prepare(
+    held: &Held,
+    track: bool,
+    slot: crate::tools::private::RunSlot<'_>,
+) -> Result<(), Observed<Outcome>> {
+    let Some(entry) = held.entry() else {
         return Err(Observed::fixed(
             RefusalCode::Cancelled,
             "internal: a call without a tool",
@@ -946,10 +974,17 @@ fn prepare(held: &Held, track: bool) -> Result<ToolFuture, Observed<Outcome>> {
             "internal: no prepare step",
         ));
     };
-    match prepare(&shared.input, !track, held.ctx()) {
-        Ok(fut) => Ok(fut),
-        Err(issues) => Err(refuse_prepared(entry, &shared.input, issues)),
+    match prepare(held.input(), !track, held.ctx(), slot) {
+        Ok(()) => Ok(()),
+        Err(issues) => Err(refuse_prepared(entry, held.input(), issues)),
     }
+}
+
+/// A prepare step that said it wrote the run and did not (a bug of ours, answered
+/// as such rather than a panic).
+#[cold]
+fn no_run() -> Observed<Outcome> {
+    Observed::fixed(RefusalCode::Cancelled, "internal: no run was prepared")
 }
 
 #[cold]
@@ -1008,20 +1043,75 @@ fn cancelled_before_run() -> Refusal {
 pub(crate) use crate::tools::private::ToolFuture;
 
 /// A run's state and how its context reaches it.
-// `Local` is large on purpose: boxing it would bring back the allocation it saves.
-#[allow(clippy::large_enum_variant)]
 pub(crate) enum Held {
     /// The tool reads its `ToolContext`, which shares this.
     Shared(Arc<CallShared>),
     /// The tool never reads a context: nothing to share.
-    Local(CallShared),
+    Local(LocalCall),
+}
+
+/// The state of a run whose tool never reads its context: only what the call's
+/// own steps read (its first poll, its outcome). A run that pends builds the rest
+/// ([`to_shared`](Self::to_shared)) in its boxed slow path.
+pub(crate) struct LocalCall {
+    entry: Arc<ToolEntry>,
+    caller: Caller,
+    /// For the call's secret set (empty when the input moved into the run).
+    input: Value,
+    limit: Option<Duration>,
+    reach: Option<Arc<Reach>>,
+}
+
+impl LocalCall {
+    /// The run's full state, for its slow path (its deadline, the signal it
+    /// cancels on an abort, its tool's name in events).
+    fn to_shared(&self, signal: Option<&CancellationToken>) -> CallShared {
+        CallShared {
+            caller: self.caller,
+            origin: Origin::Tool(Arc::clone(&self.entry)),
+            signal: Signal::new(signal.cloned()),
+            input: Value::Null,
+            deadline: Deadline::new(self.limit),
+            progress: None,
+            reach: None,
+        }
+    }
 }
 
 impl Held {
-    fn get(&self) -> &CallShared {
+    fn entry(&self) -> Option<&Arc<ToolEntry>> {
         match self {
-            Held::Shared(s) => s,
-            Held::Local(s) => s,
+            Held::Shared(s) => s.entry(),
+            Held::Local(l) => Some(&l.entry),
+        }
+    }
+
+    fn input(&self) -> &Value {
+        match self {
+            Held::Shared(s) => &s.input,
+            Held::Local(l) => &l.input,
+        }
+    }
+
+    fn caller(&self) -> Caller {
+        match self {
+            Held::Shared(s) => s.caller,
+            Held::Local(l) => l.caller,
+        }
+    }
+
+    /// The run's deadline as given (`None`: none).
+    fn limit(&self) -> Option<Duration> {
+        match self {
+            Held::Shared(s) => s.deadline.limit(),
+            Held::Local(l) => l.limit,
+        }
+    }
+
+    fn reach(&self) -> Option<&Arc<Reach>> {
+        match self {
+            Held::Shared(s) => s.reach.as_ref(),
+            Held::Local(l) => l.reach.as_ref(),
         }
     }
 

@@ -66,7 +66,11 @@ fn boxed_run(run: BoxFuture<'static, Result<Value, ToolError>>) -> ToolFuture {
 }
 
 /// Decode the input and build the run in one step.
-pub type PrepareFnPtr = fn(&Value, bool, ToolContext) -> Result<ToolFuture, Vec<Issue>>;
+pub type PrepareFnPtr = fn(&Value, bool, ToolContext, RunSlot<'_>) -> Result<(), Vec<Issue>>;
+
+/// Where a prepared run is written: the pinned slot it is polled in (the call's
+/// own future), so the run is built in place rather than moved there.
+pub type RunSlot<'a> = std::pin::Pin<&'a mut Option<ToolFuture>>;
 
 /// One `#[tool]` fn, collected with `inventory`.
 pub struct ToolRecord {
@@ -132,9 +136,9 @@ impl ToolRecord {
             Arc::new(move |v: &Value, allow: bool| decode(v, allow)),
             Arc::new(move |ctx, d| Box::pin(run(ctx, d))),
             self.input_schema(),
-            Some(Arc::new(move |v: &Value, allow: bool, ctx| {
-                prepare(v, allow, ctx)
-            })),
+            Some(Arc::new(
+                move |v: &Value, allow: bool, ctx, slot: RunSlot<'_>| prepare(v, allow, ctx, slot),
+            )),
         );
         spec.output_schema = self.output_schema();
         spec.effect = self.effect;
@@ -711,12 +715,16 @@ pub fn prepare_input<S: ToolStart>(
     input: &Value,
     allow_unknown: bool,
     ctx: ToolContext,
-) -> Result<ToolFuture, Vec<Issue>>
+    mut slot: RunSlot<'_>,
+) -> Result<(), Vec<Issue>>
 where
     S::Input: DeserializeOwned,
 {
     match crate::call::input::decode_typed::<S::Input>(input, allow_unknown) {
-        Ok(input) => Ok((S::START)(ctx, input)),
+        Ok(input) => {
+            slot.set(Some((S::START)(ctx, input)));
+            Ok(())
+        }
         Err(issues) => Err(issues),
     }
 }
