@@ -715,8 +715,7 @@ async fn a_tool_without_a_context_is_still_bound_by_its_deadline_and_queue() {
 /// A context-less run keeps only what its call reads until it pends; then its
 /// deadline, its caller's signal and its name in events are all still there.
 #[tokio::test(start_paused = true)]
-async fn a_pending_run_without_a_context_answers_its_callers_signal_and_is_named_when_abandoned(
-) {
+async fn a_pending_run_without_a_context_answers_its_callers_signal_and_is_named_when_abandoned() {
     let tm = toolmark::testing::test_toolmark_builder()
         .abort_grace(std::time::Duration::from_secs(2))
         .dev_events(true)

@@ -915,28 +915,25 @@ impl Inner {
                 std::task::Poll::Ready(first_poll(&mut marker, limit, fut.as_mut(), cx))
             })
             .await;
-            let end = 'run: {
-                // `{polled}`: moved into the match, so it is not kept across the
-                // await below (only `t0` is).
-                let t0 = match { polled } {
-                    Polled::Ended(end) => break 'run end,
-                    Polled::Pending(t0) => t0,
-                };
+            let end = match polled {
+                Polled::Ended(end) => end,
                 // Boxed with the whole of what a pending run needs (a context-less
                 // run's deadline and signal are built only now).
-                Box::pin(async {
-                    let built;
-                    let shared = match held {
-                        Held::Shared(shared) => &**shared,
-                        Held::Local(local) => {
-                            built = local.to_shared(signal);
-                            &built
-                        }
-                    };
-                    self.run_on(node, shared, signal, t0, &mut marker, fut.as_mut())
-                        .await
-                })
-                .await
+                Polled::Pending(t0) => {
+                    Box::pin(async {
+                        let built;
+                        let shared = match held {
+                            Held::Shared(shared) => &**shared,
+                            Held::Local(local) => {
+                                built = local.to_shared(signal);
+                                &built
+                            }
+                        };
+                        self.run_on(node, shared, signal, t0, &mut marker, fut.as_mut())
+                            .await
+                    })
+                    .await
+                }
             };
             if matches!(end, crate::call::run::RunEnd::Panicked(_))
                 && let Some(flag) = held.reach().and_then(|r| r.panicked.as_ref())
