@@ -1,6 +1,7 @@
 //! [`ToolContext`]: what a running tool can ask of the runtime, and the
 //! [`State`] extractor.
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -274,6 +275,8 @@ pub(crate) enum Origin {
         states: StateMap,
         scopes: Option<Weak<Inner>>,
     },
+    /// No run: a thread's spare state between two calls (see [`CallShared::new_shared`]).
+    Spare,
 }
 
 /// What a run can reach of its caller's client: a log sink and a client to ask
@@ -285,6 +288,12 @@ pub(crate) struct Reach {
     /// Set when the call's tool panics (a task then ends `failed`, not with
     /// the tool's error).
     pub(crate) panicked: Option<Arc<std::sync::atomic::AtomicBool>>,
+}
+
+thread_local! {
+    /// This thread's spare call state (see [`CallShared::new_shared`]): one
+    /// allocation, inert, reused by the next call here.
+    static SPARE: Cell<Option<Arc<CallShared>>> = const { Cell::new(None) };
 }
 
 /// Shared by a call's context clones.
@@ -323,6 +332,7 @@ impl CallShared {
         match &self.origin {
             Origin::Tool(entry) => &entry.name,
             Origin::Undo { tool, .. } | Origin::Test { tool, .. } => tool,
+            Origin::Spare => "",
         }
     }
 
@@ -333,11 +343,71 @@ impl CallShared {
         }
     }
 
+    /// A call's state, shared with its context: in the spare allocation of this
+    /// thread's last call whose context nobody kept (no allocation), else in a new
+    /// one. [`recycle`](Self::recycle) gives the allocation back when the call ends.
+    #[inline]
+    pub(crate) fn new_shared(
+        caller: Caller,
+        origin: Origin,
+        signal: Option<&CancellationToken>,
+        input: Value,
+        limit: Option<Duration>,
+        progress: Option<ProgressFn>,
+        reach: Option<Arc<Reach>>,
+    ) -> Arc<CallShared> {
+        if let Ok(Some(mut spare)) = SPARE.try_with(Cell::take)
+            && let Some(state) = Arc::get_mut(&mut spare)
+        {
+            // Field by field: what the spare holds is inert (see `recycle`), and its
+            // deadline and signal are fresh, with no limit and no parent.
+            state.caller = caller;
+            state.origin = origin;
+            if let Some(parent) = signal {
+                state.signal = Signal::new(Some(parent.clone()));
+            }
+            state.input = input;
+            if limit.is_some() {
+                state.deadline = Deadline::new(limit);
+            }
+            state.progress = progress;
+            state.reach = reach;
+            return spare;
+        }
+        Arc::new(CallShared {
+            caller,
+            origin,
+            signal: Signal::new(signal.cloned()),
+            input,
+            deadline: Deadline::new(limit),
+            progress,
+            reach,
+        })
+    }
+
+    /// The end of a call's shared state: when no context clone outlived the call,
+    /// what it holds is dropped now (the input, the entry, the client, the signal's
+    /// tokens) and the allocation is kept, inert, as this thread's spare for the
+    /// next call (the caller's `Arc` then only drops its count).
+    #[inline]
+    pub(crate) fn recycle(shared: &mut Arc<CallShared>) {
+        if let Some(state) = Arc::get_mut(shared) {
+            state.origin = Origin::Spare;
+            state.signal = Signal::new(None);
+            state.input = Value::Null;
+            state.deadline = Deadline::new(None);
+            state.progress = None;
+            state.reach = None;
+            // A thread being torn down keeps no spare.
+            let _ = SPARE.try_with(|spare| spare.set(Some(Arc::clone(shared))));
+        }
+    }
+
     pub(crate) fn inner(&self) -> Option<Arc<Inner>> {
         match &self.origin {
             Origin::Tool(entry) => entry.inner.upgrade(),
             Origin::Undo { inner, .. } => Some(Arc::clone(inner)),
-            Origin::Test { .. } => None,
+            Origin::Test { .. } | Origin::Spare => None,
         }
     }
 }
@@ -698,5 +768,90 @@ fn trace_log(tool: &str, level: LogLevel, message: &str) {
         LogLevel::Error | LogLevel::Critical | LogLevel::Alert | LogLevel::Emergency => {
             tracing::error!(target: "toolmark::tool", tool, level = name, "{message}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(
+        caller: Caller,
+        signal: Option<&CancellationToken>,
+        input: Value,
+        limit: Option<Duration>,
+        progress: Option<ProgressFn>,
+    ) -> Arc<CallShared> {
+        CallShared::new_shared(caller, Origin::Spare, signal, input, limit, progress, None)
+    }
+
+    /// A call's state is kept for the thread's next call only when nobody else
+    /// holds it, holds nothing of its call once kept, and is reused whole: the
+    /// next call sees its own caller, input, deadline, signal and listener.
+    #[test]
+    fn a_calls_state_is_reused_holding_nothing_of_the_last_call() {
+        // Whatever an earlier test left as this thread's spare.
+        drop(SPARE.with(Cell::take));
+        let listener = Arc::new(());
+        let progress: ProgressFn = {
+            let held = Arc::clone(&listener);
+            Arc::new(move |_| {
+                let _ = &held;
+            })
+        };
+        let parent = CancellationToken::new();
+        let mut first = state(
+            Caller::Mcp,
+            Some(&parent),
+            Value::from("4242 4242 4242 4242"),
+            None,
+            Some(progress),
+        );
+        let at = Arc::as_ptr(&first);
+        CallShared::recycle(&mut first);
+        drop(first);
+        // The spare keeps neither the listener nor the input nor the signal.
+        assert_eq!(Arc::strong_count(&listener), 1);
+        let spare = SPARE.with(Cell::take).expect("kept as the spare");
+        assert_eq!(spare.input, Value::Null);
+        assert!(spare.progress.is_none() && spare.reach.is_none());
+        assert!(matches!(spare.origin, Origin::Spare));
+        SPARE.with(|s| s.set(Some(spare)));
+        parent.cancel();
+
+        let second = state(
+            Caller::InApp,
+            None,
+            Value::from("next"),
+            Some(Duration::from_secs(3)),
+            None,
+        );
+        assert_eq!(Arc::as_ptr(&second), at, "the same allocation");
+        assert_eq!(second.caller, Caller::InApp);
+        assert_eq!(second.input, Value::from("next"));
+        assert_eq!(second.deadline.limit(), Some(Duration::from_secs(3)));
+        assert!(
+            !second.signal.is_cancelled(),
+            "the last call's (cancelled) signal is not this one's"
+        );
+        assert!(second.progress.is_none());
+    }
+
+    /// A state a context clone still holds is not the thread's spare: the clone
+    /// keeps reading its own call.
+    #[test]
+    fn a_state_a_context_still_holds_is_not_reused() {
+        drop(SPARE.with(Cell::take));
+        let mut first = state(Caller::Mcp, None, Value::from(1), None, None);
+        let kept = ToolContext {
+            call: Arc::clone(&first),
+        };
+        CallShared::recycle(&mut first);
+        drop(first);
+        assert!(SPARE.with(Cell::take).is_none());
+        let second = state(Caller::InApp, None, Value::from(2), None, None);
+        assert!(!Arc::ptr_eq(&second, &kept.call));
+        assert_eq!(kept.caller(), Caller::Mcp);
+        assert_eq!(kept.call.input, Value::from(1));
     }
 }

@@ -813,15 +813,15 @@ impl Inner {
             None => Some(entry.timeout.unwrap_or(self.config.call_timeout)),
         };
         if entry.uses_context {
-            Held::Shared(Arc::new(CallShared {
+            Held::Shared(SharedCall(CallShared::new_shared(
                 caller,
-                signal: Signal::new(signal.cloned()),
+                Origin::Tool(entry),
+                signal,
                 input,
-                deadline: Deadline::new(limit),
+                limit,
                 progress,
                 reach,
-                origin: Origin::Tool(entry),
-            }))
+            )))
         } else {
             // No context reads the progress listener: it is dropped here.
             Held::Local(LocalCall {
@@ -923,7 +923,7 @@ impl Inner {
                     Box::pin(async {
                         let built;
                         let shared = match held {
-                            Held::Shared(shared) => &**shared,
+                            Held::Shared(shared) => &*shared.0,
                             Held::Local(local) => {
                                 built = local.to_shared(signal);
                                 &built
@@ -1042,7 +1042,7 @@ pub(crate) use crate::tools::private::ToolFuture;
 /// A run's state and how its context reaches it.
 pub(crate) enum Held {
     /// The tool reads its `ToolContext`, which shares this.
-    Shared(Arc<CallShared>),
+    Shared(SharedCall),
     /// The tool never reads a context: nothing to share.
     Local(LocalCall),
 }
@@ -1075,24 +1075,34 @@ impl LocalCall {
     }
 }
 
+/// A run's state shared with its context; when the call ends, kept for this
+/// thread's next call if no context clone outlived it (`CallShared::recycle`).
+pub(crate) struct SharedCall(Arc<CallShared>);
+
+impl Drop for SharedCall {
+    fn drop(&mut self) {
+        CallShared::recycle(&mut self.0);
+    }
+}
+
 impl Held {
     fn entry(&self) -> Option<&Arc<ToolEntry>> {
         match self {
-            Held::Shared(s) => s.entry(),
+            Held::Shared(s) => s.0.entry(),
             Held::Local(l) => Some(&l.entry),
         }
     }
 
     fn input(&self) -> &Value {
         match self {
-            Held::Shared(s) => &s.input,
+            Held::Shared(s) => &s.0.input,
             Held::Local(l) => &l.input,
         }
     }
 
     fn caller(&self) -> Caller {
         match self {
-            Held::Shared(s) => s.caller,
+            Held::Shared(s) => s.0.caller,
             Held::Local(l) => l.caller,
         }
     }
@@ -1100,14 +1110,14 @@ impl Held {
     /// The run's deadline as given (`None`: none).
     fn limit(&self) -> Option<Duration> {
         match self {
-            Held::Shared(s) => s.deadline.limit(),
+            Held::Shared(s) => s.0.deadline.limit(),
             Held::Local(l) => l.limit,
         }
     }
 
     fn reach(&self) -> Option<&Arc<Reach>> {
         match self {
-            Held::Shared(s) => s.reach.as_ref(),
+            Held::Shared(s) => s.0.reach.as_ref(),
             Held::Local(l) => l.reach.as_ref(),
         }
     }
@@ -1115,7 +1125,7 @@ impl Held {
     fn ctx(&self) -> ToolContext {
         match self {
             Held::Shared(s) => ToolContext {
-                call: Arc::clone(s),
+                call: Arc::clone(&s.0),
             },
             Held::Local(_) => ToolContext::detached(),
         }

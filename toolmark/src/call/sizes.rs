@@ -90,7 +90,7 @@ pub(crate) fn call_sizes(
     // What a run's slow path reads (built there for a context-less tool).
     let local;
     let shared: &CallShared = match &held {
-        Held::Shared(shared) => shared,
+        Held::Shared(shared) => &shared.0,
         Held::Local(call) => {
             local = call.to_shared(None);
             &local
