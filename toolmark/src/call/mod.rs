@@ -921,14 +921,8 @@ impl Inner {
                 // run's deadline and signal are built only now).
                 Polled::Pending(t0) => {
                     Box::pin(async {
-                        let built;
-                        let shared = match held {
-                            Held::Shared(shared) => &*shared.0,
-                            Held::Local(local) => {
-                                built = local.to_shared(signal);
-                                &built
-                            }
-                        };
+                        let mut built = None;
+                        let shared = held.full(signal, &mut built);
                         self.run_on(node, shared, signal, t0, &mut marker, fut.as_mut())
                             .await
                     })
@@ -1119,6 +1113,19 @@ impl Held {
         match self {
             Held::Shared(s) => s.0.reach.as_ref(),
             Held::Local(l) => l.reach.as_ref(),
+        }
+    }
+
+    /// The run's full state: shared already, or built into `built` from a
+    /// context-less run's (see [`LocalCall::to_shared`]).
+    fn full<'a>(
+        &'a self,
+        signal: Option<&CancellationToken>,
+        built: &'a mut Option<CallShared>,
+    ) -> &'a CallShared {
+        match self {
+            Held::Shared(s) => &s.0,
+            Held::Local(l) => built.insert(l.to_shared(signal)),
         }
     }
 

@@ -88,14 +88,8 @@ pub(crate) fn call_sizes(
         size_of_val(&inner.run_call(&held, run.as_mut(), None, false, None)),
     ));
     // What a run's slow path reads (built there for a context-less tool).
-    let local;
-    let shared: &CallShared = match &held {
-        Held::Shared(shared) => &shared.0,
-        Held::Local(call) => {
-            local = call.to_shared(None);
-            &local
-        }
-    };
+    let mut built = None;
+    let shared = held.full(None, &mut built);
     sizes.push((
         "run_guarded future",
         size_of_val(&inner.run_guarded(node, shared, None, None, run.as_mut())),
