@@ -405,13 +405,11 @@ impl Inner {
                 opts.reach,
                 input,
             );
-            let mut slot = std::pin::pin!(None);
-            if let Err(outcome) = prepare(&held, track, slot.as_mut()) {
-                return self.leave(name, caller, started, outcome);
-            }
-            let Some(run) = slot.as_pin_mut() else {
-                return self.leave(name, caller, started, no_run());
+            let run = match prepare(&held, track) {
+                Ok(run) => run,
+                Err(outcome) => return self.leave(name, caller, started, outcome),
             };
+            let run = std::pin::pin!(run);
             let outcome = self
                 .run_call(&held, run, opts.signal.as_ref(), opts.nested, None)
                 .await;
@@ -945,14 +943,10 @@ impl Inner {
     }
 }
 
-/// Decode the held input and build the run in one step (`ToolEntry::prepare`),
-/// written into `slot`; or the `invalid` refusal built through the call's secret set.
+/// Decode the held input and build the run in one step (`ToolEntry::prepare`): the
+/// run, or the `invalid` refusal built through the call's secret set.
 #[inline]
-fn prepare(
-    held: &Held,
-    track: bool,
-    slot: crate::tools::private::RunSlot<'_>,
-) -> Result<(), Observed<Outcome>> {
+fn prepare(held: &Held, track: bool) -> Result<ToolFuture, Observed<Outcome>> {
     let Some(entry) = held.entry() else {
         return Err(Observed::fixed(
             RefusalCode::Cancelled,
@@ -965,17 +959,10 @@ fn prepare(
             "internal: no prepare step",
         ));
     };
-    match prepare(held.input(), !track, held.ctx(), slot) {
-        Ok(()) => Ok(()),
+    match prepare(held.input(), !track, held.ctx()) {
+        Ok(fut) => Ok(fut),
         Err(issues) => Err(refuse_prepared(entry, held.input(), issues)),
     }
-}
-
-/// A prepare step that said it wrote the run and did not (a bug of ours, answered
-/// as such rather than a panic).
-#[cold]
-fn no_run() -> Observed<Outcome> {
-    Observed::fixed(RefusalCode::Cancelled, "internal: no run was prepared")
 }
 
 #[cold]

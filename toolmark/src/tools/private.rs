@@ -66,11 +66,7 @@ fn boxed_run(run: BoxFuture<'static, Result<Value, ToolError>>) -> ToolFuture {
 }
 
 /// Decode the input and build the run in one step.
-pub type PrepareFnPtr = fn(&Value, bool, ToolContext, RunSlot<'_>) -> Result<(), Vec<Issue>>;
-
-/// Where a prepared run is written: the pinned slot it is polled in (the call's
-/// own future), so the run is built in place rather than moved there.
-pub type RunSlot<'a> = std::pin::Pin<&'a mut Option<ToolFuture>>;
+pub type PrepareFnPtr = fn(&Value, bool, ToolContext) -> Result<ToolFuture, Vec<Issue>>;
 
 /// One `#[tool]` fn, collected with `inventory`.
 pub struct ToolRecord {
@@ -136,9 +132,9 @@ impl ToolRecord {
             Arc::new(move |v: &Value, allow: bool| decode(v, allow)),
             Arc::new(move |ctx, d| Box::pin(run(ctx, d))),
             self.input_schema(),
-            Some(Arc::new(
-                move |v: &Value, allow: bool, ctx, slot: RunSlot<'_>| prepare(v, allow, ctx, slot),
-            )),
+            Some(Arc::new(move |v: &Value, allow: bool, ctx| {
+                prepare(v, allow, ctx)
+            })),
         );
         spec.output_schema = self.output_schema();
         spec.effect = self.effect;
@@ -715,16 +711,12 @@ pub fn prepare_input<S: ToolStart>(
     input: &Value,
     allow_unknown: bool,
     ctx: ToolContext,
-    mut slot: RunSlot<'_>,
-) -> Result<(), Vec<Issue>>
+) -> Result<ToolFuture, Vec<Issue>>
 where
     S::Input: DeserializeOwned,
 {
     match crate::call::input::decode_typed::<S::Input>(input, allow_unknown) {
-        Ok(input) => {
-            slot.set(Some((S::START)(ctx, input)));
-            Ok(())
-        }
+        Ok(input) => Ok((S::START)(ctx, input)),
         Err(issues) => Err(issues),
     }
 }

@@ -108,10 +108,9 @@ pub(crate) fn for_run(decoded: Decoded, input: &mut Value, keep: bool) -> Decode
 pub(crate) type DecodeFn = Arc<dyn Fn(&Value, bool) -> Result<Decoded, Vec<Issue>> + Send + Sync>;
 pub(crate) type RunFn =
     Arc<dyn Fn(ToolContext, Decoded) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
-/// Decode and build the run in one step (tools that can: typed and `#[tool]`),
-/// the run written into the slot where it will be polled (not moved after).
+/// Decode and build the run in one step (tools that can: typed and `#[tool]`).
 pub(crate) type PrepareFn = Arc<
-    dyn Fn(&Value, bool, ToolContext, crate::tools::private::RunSlot<'_>) -> Result<(), Vec<Issue>>
+    dyn Fn(&Value, bool, ToolContext) -> Result<crate::tools::private::ToolFuture, Vec<Issue>>
         + Send
         + Sync,
 >;
@@ -320,20 +319,12 @@ impl ToolSpec {
                 crate::call::input::output_to_value(&fut.await?)
             })
         }
-        let prepare: PrepareFn = Arc::new(
-            move |value: &Value,
-                  allow_unknown: bool,
-                  ctx,
-                  mut slot: crate::tools::private::RunSlot<'_>| {
-                match crate::call::input::decode_typed::<T>(value, allow_unknown) {
-                    Ok(input) => {
-                        slot.set(Some(start_inline(&*for_prepare, ctx, input)));
-                        Ok(())
-                    }
-                    Err(issues) => Err(issues),
-                }
-            },
-        );
+        let prepare: PrepareFn = Arc::new(move |value: &Value, allow_unknown: bool, ctx| {
+            match crate::call::input::decode_typed::<T>(value, allow_unknown) {
+                Ok(input) => Ok(start_inline(&*for_prepare, ctx, input)),
+                Err(issues) => Err(issues),
+            }
+        });
         let mut spec = ToolSpec::new(name, description);
         spec.input_schema = Some(schema);
         spec.handler = Some(Handler::Typed {
