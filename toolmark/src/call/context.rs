@@ -102,7 +102,7 @@ struct DeadlineState {
 }
 
 impl Deadline {
-    /// A deadline `limit` from when it is [started](Self::start) (`None`: none).
+    /// A deadline `limit` from when it is [started](Self::start_at) (`None`: none).
     pub(crate) fn new(limit: Option<Duration>) -> Self {
         Deadline {
             limit,

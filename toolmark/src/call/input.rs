@@ -31,7 +31,7 @@ pub(crate) fn shared_schema_for<T: schemars::JsonSchema + 'static>() -> std::syn
 /// (no schemars-only formats: see `tools::schema`).
 ///
 /// Only `T`'s own `JsonSchema` fns are named per type: the generation is compiled
-/// once, for [`erased::Root`] (see there), not once per input type.
+/// once, for [`erased::root_schema`] (see there), not once per input type.
 pub(crate) fn schema_for<T: schemars::JsonSchema + ?Sized>() -> Value {
     erased::root_schema(erased::SchemaFns {
         schema_name: T::schema_name,

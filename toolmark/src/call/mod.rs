@@ -14,7 +14,7 @@
 //! 6. run — under the deadline; abort → grace → abandon
 //! 7. outcome — ok / error / refused, events
 //!
-//! Steps 1–4 are [`Inner::front`] (synchronous), 5 is [`Inner::acquire`] over the
+//! Steps 1–4 are [`Inner::front`] (synchronous), 5 is [`Inner::acquire_now`] over the
 //! scope's [`gate`], 6–7 are in [`run`]. Beside them: [`context`] (what a running
 //! tool sees), [`input`] (decode and limits), [`outcome`] (what a call returns) and
 //! [`undo`] (restorers, run through the same queue and deadline as calls, which is
