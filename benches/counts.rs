@@ -21,7 +21,9 @@
 //! `invalid N` (N calls of `math.add` whose input has a wrong type: the slow decode),
 //! `confirm N` (N deferred round trips: call → `needs_confirmation` →
 //! `confirm_pending` → run), `confirm_store N` (the same on a `MemoryStore`: every
-//! confirmation sealed, kept, taken and opened),
+//! confirmation sealed, kept, taken and opened), `confirm_plain N` (the same tool
+//! with the same input called N times as a `write` tool, which needs no
+//! confirmation: the round trip's own baseline),
 //! `after_change N` (N reads of a 10,000-tool manifest, each after a scope was
 //! hidden and shown again; the tools are registered first, so subtract `after_change
 //! 0`), `json N` (the same, then the manifest's JSON),
@@ -152,8 +154,9 @@ fn rmcp_calls(n: usize, input: &serde_json::Value) {
     });
 }
 
-/// `store`: kept in a `MemoryStore` (sealed records) instead of the built-in table.
-fn confirms(n: usize, store: bool) {
+/// `store`: kept in a `MemoryStore` (sealed records) instead of the built-in table;
+/// `plain`: the same tool as a `write` tool, called without a confirmation.
+fn confirms(n: usize, store: bool, plain: bool) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -174,7 +177,11 @@ fn confirms(n: usize, store: bool) {
                     "properties": {"title": {"type": "string"}},
                     "additionalProperties": false
                 }))
-                .effect(Effect::Consequential)
+                .effect(if plain {
+                    Effect::Write
+                } else {
+                    Effect::Consequential
+                })
                 .summary("Send \"{title}\"")
                 .handler(|_ctx, input| async move { Ok(input) }),
             Default::default(),
@@ -189,6 +196,10 @@ fn confirms(n: usize, store: bool) {
                     CallOptions::new(Caller::InApp),
                 )
                 .await;
+            if plain {
+                assert!(black_box(out).is_ok(), "call {i} ran");
+                continue;
+            }
             let id = out.confirm_id().expect("needs_confirmation").to_owned();
             let done = black_box(tm.confirm_pending(&id, Decision::approve()).await);
             assert!(done.is_ok(), "round trip {i} ran");
@@ -324,8 +335,9 @@ fn main() {
             let routes = rmcp_side::typed_routes(n);
             std::mem::forget(black_box(rmcp_side::register_all(routes)));
         }
-        Some("confirm") => confirms(n, false),
-        Some("confirm_store") => confirms(n, true),
+        Some("confirm") => confirms(n, false, false),
+        Some("confirm_store") => confirms(n, true, false),
+        Some("confirm_plain") => confirms(n, false, true),
         Some("after_change") => after_change(n, false),
         Some("json") => after_change(n, true),
         #[cfg(feature = "mcp")]
@@ -357,7 +369,7 @@ fn main() {
         Some("sizes") => sizes(),
         // `cargo bench` runs every bench target: nothing to do without a workload.
         _ => eprintln!(
-            "usage: counts register|specs|call|call_typed|direct|rmcp_call|invalid|sizes|confirm|confirm_store|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
+            "usage: counts register|specs|call|call_typed|direct|rmcp_call|invalid|sizes|confirm|confirm_store|confirm_plain|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
         ),
     }
 }

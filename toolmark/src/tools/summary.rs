@@ -50,14 +50,13 @@ impl Template {
             match part {
                 Part::Lit(s) => out.push_str(s),
                 Part::Field(path) => {
-                    let mut value = Some(input);
-                    for seg in path.split('.') {
-                        value = value.and_then(|v| match v {
-                            Value::Object(m) => m.get(seg),
-                            Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
-                            _ => None,
-                        });
-                    }
+                    // A one-segment path (the common case) is looked up as it is,
+                    // without splitting it.
+                    let value = if path.contains('.') {
+                        path.split('.').try_fold(input, |v, seg| field(v, seg))
+                    } else {
+                        field(input, path)
+                    };
                     match value {
                         None | Some(Value::Null) => {}
                         Some(_) if matcher.matches(path) => out.push_str(REDACTED),
@@ -78,6 +77,16 @@ impl Template {
         } else {
             one_line(&out)
         }
+    }
+}
+
+/// One step of a placeholder path: a key of an object, or an index of an array.
+#[inline]
+fn field<'v>(value: &'v Value, seg: &str) -> Option<&'v Value> {
+    match value {
+        Value::Object(m) => m.get(seg),
+        Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+        _ => None,
     }
 }
 
@@ -188,6 +197,25 @@ mod tests {
                 json!({"title": "Robotics — día 1", "days": 30})
             ),
             "Create challenge \"Robotics — día 1\" (30 days)"
+        );
+    }
+
+    #[test]
+    fn a_placeholder_walks_objects_and_arrays() {
+        let input = json!({
+            "title": "Robotics",
+            "owner": {"name": "Ada"},
+            "cards": [{"holder": "Bo"}, {"holder": "Cy"}],
+            "7": "seven"
+        });
+        assert_eq!(
+            render("{title} {owner.name} {cards.1.holder} {7}", input.clone()),
+            "Robotics Ada Cy seven"
+        );
+        // A missing step, an index past the end or into a non-array shows nothing.
+        assert_eq!(
+            render("[{owner.age}][{cards.5.holder}][{title.0}][{nope}]", input),
+            "[][][][]"
         );
     }
 
