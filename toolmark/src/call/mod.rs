@@ -405,11 +405,16 @@ impl Inner {
                 opts.reach,
                 input,
             );
-            let run = match prepare(&held, track) {
-                Ok(run) => run,
+            // The run is written once into its pinned place (matched and bound,
+            // it was moved there through two copies).
+            let mut slot = std::pin::pin!(None::<ToolFuture>);
+            match prepare(&held, track) {
+                Ok(run) => slot.set(Some(run)),
                 Err(outcome) => return self.leave(name, caller, started, outcome),
+            }
+            let Some(run) = slot.as_mut().as_pin_mut() else {
+                return self.leave(name, caller, started, missing_run());
             };
-            let run = std::pin::pin!(run);
             let outcome = self
                 .run_call(&held, run, opts.signal.as_ref(), opts.nested, None)
                 .await;
@@ -963,6 +968,13 @@ fn prepare(held: &Held, track: bool) -> Result<ToolFuture, Observed<Outcome>> {
         Ok(fut) => Ok(fut),
         Err(issues) => Err(refuse_prepared(entry, held.input(), issues)),
     }
+}
+
+/// The refusal of a call whose run is not where it was just put (never happens:
+/// kept total without a panic).
+#[cold]
+fn missing_run() -> Observed<Outcome> {
+    Observed::fixed(RefusalCode::Cancelled, "internal: a call without a run")
 }
 
 #[cold]

@@ -143,10 +143,12 @@ mod tests {
         // Every call in flight holds this much (a spawned call is a task cell of
         // it): 1,224 bytes before the call's async fns became async blocks, 744
         // before the slot and the run's first poll were one synchronous step, 728
-        // while a context-less run's state was a whole `CallShared`. The test and
-        // bench profiles lay it out alike (rustc 1.95).
+        // while a context-less run's state was a whole `CallShared`, 560 before the
+        // run was written once into its pinned place (an `Option`'s 8 bytes for two
+        // copies of the 112-byte run fewer). The test and bench profiles lay it out
+        // alike (rustc 1.95).
         let call = sizes[0].1;
-        assert!(call <= 560, "tm.call's future grew to {call} bytes");
+        assert!(call <= 568, "tm.call's future grew to {call} bytes");
         // What it holds on the plain path: the run's state and the run, inline.
         let size = |what: &str| sizes.iter().find(|(w, _)| *w == what).unwrap().1;
         assert!(
