@@ -12,13 +12,24 @@ use crate::sensitive::{Matcher, REDACTED};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Template {
     parts: Vec<Part>,
+    /// Every literal part is printable ASCII (checked once, here): a summary made
+    /// of them and of plain values needs no second pass over its characters.
+    plain_lits: bool,
 }
 
 impl Template {
     pub(crate) fn parse(s: &str) -> Result<Template, String> {
         toolmark_syntax::template::parse(s)
-            .map(|parts| Template { parts })
+            .map(Template::of)
             .map_err(|e| e.to_string())
+    }
+
+    fn of(parts: Vec<Part>) -> Template {
+        let plain_lits = parts.iter().all(|p| match p {
+            Part::Lit(s) => is_plain(s, usize::MAX),
+            Part::Field(_) => true,
+        });
+        Template { parts, plain_lits }
     }
 
     /// The same template with every placeholder path rewritten by `map` (the
@@ -35,7 +46,7 @@ impl Template {
                 Part::Field(f) => map(f).map(Part::Field),
             })
             .collect::<Result<_, _>>()?;
-        Ok(Template { parts })
+        Ok(Template::of(parts))
     }
 
     /// Fill the template from `input`: a sensitive value becomes `"[redacted]"`;
@@ -45,7 +56,8 @@ impl Template {
     /// characters become spaces (see [`one_line`]).
     pub(crate) fn render(&self, input: &Value, matcher: &Matcher) -> String {
         let mut out = String::with_capacity(64);
-        let push_value = |out: &mut String, s: &str| push_capped(out, s, PLACEHOLDER_MAX);
+        // Whether every piece pushed so far was printable ASCII as it was.
+        let mut plain = self.plain_lits;
         for part in &self.parts {
             match part {
                 Part::Lit(s) => out.push_str(s),
@@ -60,19 +72,23 @@ impl Template {
                     match value {
                         None | Some(Value::Null) => {}
                         Some(_) if matcher.matches(path) => out.push_str(REDACTED),
-                        Some(Value::String(s)) => push_value(&mut out, s),
+                        Some(Value::String(s)) => {
+                            plain &= push_capped(&mut out, s, PLACEHOLDER_MAX)
+                        }
                         Some(v) => {
                             let shown = matcher.redact_at(path, v);
-                            match shown {
-                                Value::String(s) => push_value(&mut out, &s),
-                                other => push_value(&mut out, &other.to_string()),
-                            }
+                            plain &= match shown {
+                                Value::String(s) => push_capped(&mut out, &s, PLACEHOLDER_MAX),
+                                other => push_capped(&mut out, &other.to_string(), PLACEHOLDER_MAX),
+                            };
                         }
                     }
                 }
             }
         }
-        if is_plain(&out, SUMMARY_MAX) {
+        // Made of printable ASCII only, the summary is one line as it is: only its
+        // length is left to check (a character is a byte).
+        if (plain && out.len() <= SUMMARY_MAX) || is_plain(&out, SUMMARY_MAX) {
             out
         } else {
             one_line(&out)
@@ -112,11 +128,12 @@ fn is_plain(s: &str, max: usize) -> bool {
 }
 
 /// Push `s` sanitized and cut to at most `max` characters (the last one `…` when
-/// cut), never splitting a character.
-fn push_capped(out: &mut String, s: &str, max: usize) {
+/// cut), never splitting a character; whether `s` was pushed as it was (printable
+/// ASCII within `max`).
+fn push_capped(out: &mut String, s: &str, max: usize) -> bool {
     if is_plain(s, max) {
         out.push_str(s);
-        return;
+        return true;
     }
     let cut = s.chars().nth(max).is_some();
     let keep = if cut { max.saturating_sub(1) } else { max };
@@ -128,6 +145,7 @@ fn push_capped(out: &mut String, s: &str, max: usize) {
     if cut {
         out.push('…');
     }
+    false
 }
 
 /// Characters that make one line look like several, or reorder what is shown.
@@ -217,6 +235,26 @@ mod tests {
             render("[{owner.age}][{cards.5.holder}][{title.0}][{nope}]", input),
             "[][][][]"
         );
+    }
+
+    #[test]
+    fn a_templates_own_text_is_made_one_line_too() {
+        // A literal that is not printable ASCII takes the full check, whatever the
+        // values are.
+        assert_eq!(render("Send\n{t}\u{202e}!", json!({"t": "x"})), "Send x !");
+        assert_eq!(render("Pay {t} €", json!({"t": "x"})), "Pay x €");
+        // Plain pieces, each within its own cap, can still add up to too many.
+        let out = render(
+            "{a} {b} {c}",
+            json!({"a": "x".repeat(70), "b": "y".repeat(70), "c": 7}),
+        );
+        assert_eq!(out.chars().count(), 143);
+        let out = render(
+            "{a}{b}{c}",
+            json!({"a": "x".repeat(70), "b": "y".repeat(70), "c": "z".repeat(70)}),
+        );
+        assert_eq!(out.chars().count(), SUMMARY_MAX);
+        assert!(out.ends_with('…'));
     }
 
     #[test]
