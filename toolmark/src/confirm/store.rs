@@ -61,26 +61,38 @@ pub(crate) fn drop_quietly<T>(value: T) {
     }
 }
 
-/// A deferred call's input while it waits. A JSON object's map allocates a whole
-/// B-tree node (about 630 B) however few keys it has: the top-level entries are
-/// kept as one exact-size slice instead, and the object is rebuilt on approval.
+/// A deferred call's input while it waits in the built-in table: as it came, or
+/// compact. A JSON object's map allocates a whole B-tree node (about 630 B) however
+/// few keys it has, and making it compact (its top-level entries as one exact-size
+/// slice) and rebuilding it on approval costs about as much as the rest of a plain
+/// call. So while the table holds fewer than [`HELD_WHOLE`] confirmations an input
+/// is kept as it came (nothing to rebuild on approval; at most ~10 KB more per
+/// toolmark), and once it holds that many, every new one is kept compact.
 pub(crate) enum HeldInput {
     /// A top-level object's entries, in key order.
-    Object(Box<[(String, Value)]>),
-    /// Any other value, as it is.
-    Other(Value),
+    Compact(Box<[(String, Value)]>),
+    /// The value as it came.
+    Whole(Value),
 }
 
+/// How many confirmations the built-in table holds before it keeps inputs compact
+/// (see [`HeldInput`]).
+pub(crate) const HELD_WHOLE: usize = 16;
+
 impl HeldInput {
+    /// `input`, held as it came.
     pub(crate) fn new(input: Value) -> HeldInput {
-        match input {
-            Value::Object(map) => {
-                // Exact size: no spare capacity to give back.
-                let mut entries = Vec::with_capacity(map.len());
-                entries.extend(map);
-                HeldInput::Object(entries.into_boxed_slice())
-            }
-            other => HeldInput::Other(other),
+        HeldInput::Whole(input)
+    }
+
+    /// Keep an object compact: its top-level entries as one exact-size slice.
+    pub(crate) fn compact(&mut self) {
+        if let HeldInput::Whole(Value::Object(map)) = self {
+            let map = std::mem::take(map);
+            // Exact size: no spare capacity to give back.
+            let mut entries = Vec::with_capacity(map.len());
+            entries.extend(map);
+            *self = HeldInput::Compact(entries.into_boxed_slice());
         }
     }
 
@@ -88,28 +100,28 @@ impl HeldInput {
     pub(crate) fn to_value(&self) -> Value {
         match self {
             // Inserted in key order (no collect-and-sort pass for a few keys).
-            HeldInput::Object(entries) => Value::Object(entries.iter().fold(
+            HeldInput::Compact(entries) => Value::Object(entries.iter().fold(
                 serde_json::Map::new(),
                 |mut map, (k, v)| {
                     map.insert(k.clone(), v.clone());
                     map
                 },
             )),
-            HeldInput::Other(v) => v.clone(),
+            HeldInput::Whole(v) => v.clone(),
         }
     }
 
     /// The input, moved out (`null` is left behind).
     pub(crate) fn take_value(&mut self) -> Value {
-        match std::mem::replace(self, HeldInput::Other(Value::Null)) {
-            HeldInput::Object(entries) => Value::Object(entries.into_vec().into_iter().fold(
+        match std::mem::replace(self, HeldInput::Whole(Value::Null)) {
+            HeldInput::Compact(entries) => Value::Object(entries.into_vec().into_iter().fold(
                 serde_json::Map::new(),
                 |mut map, (k, v)| {
                     map.insert(k, v);
                     map
                 },
             )),
-            HeldInput::Other(v) => v,
+            HeldInput::Whole(v) => v,
         }
     }
 }
@@ -419,6 +431,12 @@ impl PendingStore {
         per_caller: PerCaller,
     ) -> Vec<(Pending, Cap)> {
         let mut p = p;
+        // A full table keeps what it holds small (see `HeldInput`).
+        if self.map.len() >= HELD_WHOLE
+            && let PendingKind::Deferred { input, .. } = &mut p.kind
+        {
+            input.compact();
+        }
         p.seq = self.next_seq();
         let caller = p.caller as usize;
         self.reinsert(p);
@@ -625,22 +643,81 @@ mod tests {
             json!([1, 2]),
             json!("text"),
         ] {
-            let mut held = HeldInput::new(input.clone());
-            assert_eq!(held.to_value(), input);
-            assert_eq!(held.to_value(), input, "to_value leaves it in place");
-            assert_eq!(held.take_value(), input);
-            assert_eq!(held.take_value(), Value::Null, "taken once");
+            for compact in [false, true] {
+                let mut held = HeldInput::new(input.clone());
+                if compact {
+                    held.compact();
+                }
+                assert_eq!(held.to_value(), input);
+                assert_eq!(held.to_value(), input, "to_value leaves it in place");
+                assert_eq!(held.take_value(), input);
+                assert_eq!(held.take_value(), Value::Null, "taken once");
+            }
         }
     }
 
     #[test]
-    fn an_object_is_held_as_an_exact_slice_of_its_entries() {
-        let held = HeldInput::new(json!({"b": 2, "a": 1}));
-        let HeldInput::Object(entries) = &held else {
-            panic!("an object is held as entries");
+    fn a_compact_object_is_an_exact_slice_of_its_entries() {
+        let mut held = HeldInput::new(json!({"b": 2, "a": 1}));
+        assert!(matches!(held, HeldInput::Whole(_)), "held as it came");
+        held.compact();
+        let HeldInput::Compact(entries) = &held else {
+            panic!("a compact object is held as entries");
         };
         let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["a", "b"]);
+        // Anything else stays as it came.
+        let mut other = HeldInput::new(json!([1, 2]));
+        other.compact();
+        assert!(matches!(other, HeldInput::Whole(_)));
+    }
+
+    /// How many deferred inputs the table holds as they came, and how many compact.
+    fn held_forms(tm: &crate::Toolmark) -> (usize, usize) {
+        let pending = crate::sync::lock(&tm.inner.pending);
+        pending
+            .map
+            .iter()
+            .fold((0, 0), |(whole, compact), p| match &p.0.kind {
+                StoredKind::Deferred {
+                    input: HeldInput::Whole(_),
+                    ..
+                } => (whole + 1, compact),
+                StoredKind::Deferred {
+                    input: HeldInput::Compact(_),
+                    ..
+                } => (whole, compact + 1),
+                StoredKind::Inline { .. } => (whole, compact),
+            })
+    }
+
+    #[tokio::test]
+    async fn the_table_keeps_inputs_as_they_came_until_it_holds_many() {
+        let tm = crate::Toolmark::builder().build().unwrap();
+        tm.register(
+            crate::ToolSpec::new("send", "Send")
+                .effect(crate::Effect::Consequential)
+                .handler(|_ctx, input| async move { Ok(input) }),
+            Default::default(),
+        )
+        .unwrap();
+        let mut ids = Vec::new();
+        for i in 0..HELD_WHOLE + 4 {
+            let out = tm
+                .call(
+                    "send",
+                    json!({"title": format!("t{i}")}),
+                    crate::CallOptions::new(Caller::InApp),
+                )
+                .await;
+            ids.push(out.confirm_id().unwrap().to_owned());
+        }
+        assert_eq!(held_forms(&tm), (HELD_WHOLE, 4));
+        // Either form runs with the input as it was sent.
+        for (i, id) in [(0, &ids[0]), (HELD_WHOLE + 3, &ids[HELD_WHOLE + 3])] {
+            let out = tm.confirm_pending(id, crate::Decision::approve()).await;
+            assert_eq!(out.output(), Some(&json!({"title": format!("t{i}")})));
+        }
     }
 
     #[test]
