@@ -64,8 +64,8 @@ pub(crate) fn drop_quietly<T>(value: T) {
 /// A deferred call's input while it waits in the built-in table: as it came, or
 /// compact. A JSON object's map allocates a whole B-tree node (about 630 B) however
 /// few keys it has, and making it compact (its top-level entries as one exact-size
-/// slice) and rebuilding it on approval costs about as much as the rest of a plain
-/// call. So while the table holds fewer than [`HELD_WHOLE`] confirmations an input
+/// slice) and rebuilding it on approval costs a fifth of a plain call of the same
+/// tool. So while the table holds fewer than [`HELD_WHOLE`] confirmations an input
 /// is kept as it came (nothing to rebuild on approval; at most ~10 KB more per
 /// toolmark), and once it holds that many, every new one is kept compact.
 pub(crate) enum HeldInput {
@@ -431,7 +431,7 @@ impl PendingStore {
         per_caller: PerCaller,
     ) -> Vec<(Pending, Cap)> {
         let mut p = p;
-        // A full table keeps what it holds small (see `HeldInput`).
+        // A table holding many keeps each new input small (see `HeldInput`).
         if self.map.len() >= HELD_WHOLE
             && let PendingKind::Deferred { input, .. } = &mut p.kind
         {
