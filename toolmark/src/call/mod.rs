@@ -848,23 +848,28 @@ impl Inner {
             || (entry.uses_context && self.config.ctx_confirm_handler(caller).is_some())
     }
 
-    /// Steps 5–7 for a validated (and, if needed, confirmed) call.
-    pub(crate) async fn execute(
-        self: &Arc<Self>,
-        entry: Arc<ToolEntry>,
-        caller: Caller,
-        signal: Option<CancellationToken>,
-        progress: Option<ProgressFn>,
+    /// Steps 5–7 of an approved call: caller human, no signal (so the no-signal
+    /// deadline applies), then its `call_finished` event. A fn returning one
+    /// `async` block for the whole run (no nested future per step, its arguments
+    /// not kept twice).
+    #[allow(clippy::manual_async_fn)]
+    pub(crate) fn call_as_human<'a>(
+        self: &'a Arc<Self>,
+        entry: &'a Arc<ToolEntry>,
         mut input: Value,
         decoded: Decoded,
-    ) -> Observed<Outcome> {
-        let keep = self.run_reads_input(&entry, caller);
-        let decoded = crate::tools::spec::for_run(decoded, &mut input, keep);
-        let run = Arc::clone(&entry.run);
-        let held = self.hold(entry, caller, signal.as_ref(), progress, None, input);
-        let fut = std::pin::pin!(ToolFuture::from(run(held.ctx(), decoded)));
-        self.run_call(&held, fut, signal.as_ref(), false, None)
-            .await
+    ) -> impl Future<Output = Observed<Outcome>> + Send + 'a {
+        async move {
+            let started = self.wants_events().then(tokio::time::Instant::now);
+            let keep = self.run_reads_input(entry, Caller::Human);
+            let decoded = crate::tools::spec::for_run(decoded, &mut input, keep);
+            let run = Arc::clone(&entry.run);
+            let held = self.hold(Arc::clone(entry), Caller::Human, None, None, None, input);
+            let fut = std::pin::pin!(ToolFuture::from(run(held.ctx(), decoded)));
+            let outcome = self.run_call(&held, fut, None, false, None).await;
+            self.call_finished(&entry.name, Caller::Human, started, outcome.get());
+            outcome
+        }
     }
 
     /// Steps 5–7: queue, run, outcome. `set` is the call's secret set when it is

@@ -127,24 +127,6 @@ pub(crate) fn restore_and_validate(
         .map_err(|r| safe_issues(r.issues, &matcher, original))
 }
 
-impl Inner {
-    /// The run an approval starts: caller human, no signal (so the no-signal
-    /// deadline applies).
-    pub(crate) async fn call_as_human(
-        self: &Arc<Self>,
-        entry: &Arc<ToolEntry>,
-        input: Value,
-        decoded: Decoded,
-    ) -> Observed<Outcome> {
-        let started = self.wants_events().then(tokio::time::Instant::now);
-        let outcome = self
-            .execute(Arc::clone(entry), Caller::Human, None, None, input, decoded)
-            .await;
-        self.call_finished(&entry.name, Caller::Human, started, outcome.get());
-        outcome
-    }
-}
-
 /// Inline mode: ask the call's own confirm handler (`own`, from
 /// [`CallOptions::confirm_handler`](crate::CallOptions::confirm_handler)) or else
 /// the app's, and wait. An invalid edit asks again with
