@@ -263,7 +263,8 @@ fn bytes_per_tool_and_per_pending_confirmation() {
     // before), validates it without the schema's error iterator (a box, built
     // only for an invalid input) and keeps its summary as a copy of exactly its
     // size (shrinking the one made, a realloc, counted as one more); the approval
-    // rebuilds the held input once and moves it into the run (a tool without
+    // moves the held input into the run (kept as it came while the table holds
+    // few confirmations, else rebuilt once from its compact form; a tool without
     // sensitive paths: nothing reads the call's input once the run starts; a copy
     // for the run was 3 blocks more) and boxes the run once, the handler's future
     // inside that box (8 blocks with a second box); the run's state, shared with

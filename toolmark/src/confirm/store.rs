@@ -374,10 +374,18 @@ impl SeqIndex {
         if self.0.get(at).is_some_and(|(s, _)| *s == seq) {
             self.0.remove(at);
         }
-        if self.0.capacity() > 64 && self.0.len() < self.0.capacity() / 4 {
-            self.0.shrink_to(self.0.len() * 2);
+        if let Some(to) = shrunk(self.0.len(), self.0.capacity()) {
+            self.0.shrink_to(to);
         }
     }
+}
+
+/// The capacity a table of `len` entries shrinks to once most of its `capacity` is
+/// empty (after a burst of confirmations was answered), if it does: it never holds
+/// more than four times its entries, and shrinking at a quarter keeps the cost
+/// amortized. The id table and each caller's index follow it alike.
+fn shrunk(len: usize, capacity: usize) -> Option<usize> {
+    (capacity > 64 && len < capacity / 4).then_some(len * 2)
 }
 
 #[derive(Default)]
@@ -478,12 +486,10 @@ impl PendingStore {
         self.sweep_at.is_none_or(|next| at < next)
     }
 
-    /// Give back the table's memory once most of it is empty (after a burst of
-    /// confirmations was answered): it never holds more than four times its
-    /// entries, and shrinking at a quarter keeps the cost amortized.
+    /// Give back the table's memory once most of it is empty (see [`shrunk`]).
     fn shrink(&mut self) {
-        if self.map.capacity() > 64 && self.map.len() < self.map.capacity() / 4 {
-            self.map.shrink_to(self.map.len() * 2);
+        if let Some(to) = shrunk(self.map.len(), self.map.capacity()) {
+            self.map.shrink_to(to);
         }
     }
 
