@@ -394,3 +394,77 @@ async fn redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Redis stopped long enough for the store's own reconnects to fail, then started
+/// again: the very next request is answered, not refused `unavailable` for the
+/// outage before it (the connection manager hands a request its last failed
+/// reconnect; the store sends it once more on the new connection). Three outages,
+/// one kind of request after each (a listing, a call that needs confirmation, an
+/// approval), so that a request that happens to land while a reconnect is under
+/// way cannot hide the failure.
+#[cfg_attr(
+    not(toolmark_client = "redis"),
+    ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_request_after_redis_is_back_is_answered() {
+    let dir = std::env::temp_dir().join(prefix());
+    std::fs::create_dir_all(&dir).unwrap();
+    let _one = ONE_AT_A_TIME.lock().await;
+    let port = free_port();
+    let mut server = start(port, &dir).await;
+    let url = format!("redis://127.0.0.1:{port}/");
+    let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
+    let tm = Toolmark::builder()
+        .seal_key(KEY)
+        .confirm_store(RedisStore::connect_with(&url, options).await.unwrap())
+        .build()
+        .unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
+    let first = defer(&tm, "create", json!({"title": "before"})).await;
+    let mut second = None;
+    for round in 0..3 {
+        drop(server);
+        // While it is down: refused, nothing runs.
+        assert_eq!(
+            tm.pending_confirmations_async().await.unwrap_err().code(),
+            "unavailable"
+        );
+        // Long enough for the reconnects this refusal and the heartbeat start to
+        // fail too (each gives up within a few hundred milliseconds).
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        server = start(port, &dir).await;
+        match round {
+            0 => {
+                let pending = tm.pending_confirmations_async().await;
+                let ids: Vec<_> = pending
+                    .expect("the first listing after the outage is answered")
+                    .into_iter()
+                    .map(|p| p.confirm_id)
+                    .collect();
+                assert_eq!(ids, vec![first.clone()]);
+            }
+            1 => {
+                let out = tm
+                    .call("create", json!({"title": "after"}), opts(Caller::InApp))
+                    .await;
+                second = Some(
+                    out.confirm_id()
+                        .unwrap_or_else(|| panic!("the first call after the outage: {out:?}"))
+                        .to_owned(),
+                );
+            }
+            _ => {
+                let out = tm.confirm_pending(&first, Decision::approve()).await;
+                assert!(out.is_ok(), "the first approval after the outage: {out:?}");
+            }
+        }
+    }
+    assert_eq!(count(&runs), 1, "the approved one ran once");
+    let left: Vec<_> = list(&tm).await.into_iter().map(|p| p.confirm_id).collect();
+    assert_eq!(left, vec![second.unwrap()]);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -75,7 +75,9 @@ impl RedisStoreOptions {
 /// It reconnects on its own; while Redis cannot be reached, calls that need a
 /// confirmation and approvals are refused `unavailable` (nothing runs, nothing
 /// stored before is lost), and bridge messages published meanwhile are missed by
-/// the other instances.
+/// the other instances. The first request after Redis is back is answered: one
+/// whose connection was refused never reached Redis, so it is sent once more on a
+/// new connection (within the same timeout).
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -480,11 +482,41 @@ impl RedisStore {
         &self,
         inv: redis::ScriptInvocation<'_>,
     ) -> Result<T, StoreError> {
-        let mut conn = self.conn.clone();
-        tokio::time::timeout(self.options.timeout, inv.invoke_async(&mut conn))
+        let inv = &inv;
+        self.ask(|mut conn| async move { inv.invoke_async(&mut conn).await })
             .await
-            .map_err(|_| unavailable("the operation timed out"))?
-            .map_err(unavailable)
+    }
+
+    async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, StoreError> {
+        self.ask(|mut conn| async move { cmd.query_async(&mut conn).await })
+            .await
+    }
+
+    /// One request to Redis, bounded by the store's timeout (both tries together).
+    ///
+    /// A refused connection means the request was never sent: the connection
+    /// manager answers it from its last failed reconnect and only then starts a new
+    /// one. So it is sent once more, on that new connection: the first request after
+    /// Redis comes back is not refused for the outage before it, and nothing can run
+    /// twice (the first one never reached Redis).
+    async fn ask<T, F>(&self, mut once: impl FnMut(ConnectionManager) -> F) -> Result<T, StoreError>
+    where
+        F: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        let deadline = tokio::time::Instant::now() + self.options.timeout;
+        let timed_out = |_| unavailable("the operation timed out");
+        match tokio::time::timeout_at(deadline, once(self.conn.clone()))
+            .await
+            .map_err(timed_out)?
+        {
+            Err(e) if e.is_connection_refusal() => {
+                tokio::time::timeout_at(deadline, once(self.conn.clone()))
+                    .await
+                    .map_err(timed_out)?
+                    .map_err(unavailable)
+            }
+            done => done.map_err(unavailable),
+        }
     }
 
     /// How long Redis keeps a key meant to live until `until_ms` (the toolmark's
@@ -617,14 +649,10 @@ impl ConfirmStore for RedisStore {
 
     fn publish(&self, message: String) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move {
-            let mut conn = self.conn.clone();
             let channel = format!("{}:bridge", self.options.prefix);
             let mut cmd = redis::cmd("PUBLISH");
             cmd.arg(channel).arg(message);
-            tokio::time::timeout(self.options.timeout, cmd.query_async::<i64>(&mut conn))
-                .await
-                .map_err(|_| unavailable("publish timed out"))?
-                .map_err(unavailable)?;
+            let _: i64 = self.query(&cmd).await?;
             Ok(())
         })
     }
@@ -656,15 +684,10 @@ impl ConfirmStore for RedisStore {
         caller: Caller,
     ) -> BoxFuture<'a, Result<Option<DecisionRecord>, StoreError>> {
         Box::pin(async move {
-            let mut conn = self.conn.clone();
             let mut cmd = redis::cmd("HGET");
             cmd.arg(format!("{}:rem", self.options.prefix))
                 .arg(Self::field(tool, caller));
-            let json: Option<String> =
-                tokio::time::timeout(self.options.timeout, cmd.query_async(&mut conn))
-                    .await
-                    .map_err(|_| unavailable("the operation timed out"))?
-                    .map_err(unavailable)?;
+            let json: Option<String> = self.query(&cmd).await?;
             json.map(|j| read_remembered(&j)).transpose()
         })
     }
@@ -720,14 +743,9 @@ impl ConfirmStore for RedisStore {
 
     fn scopes(&self) -> BoxFuture<'_, Result<Vec<ScopeRecord>, StoreError>> {
         Box::pin(async move {
-            let mut conn = self.conn.clone();
             let mut cmd = redis::cmd("HVALS");
             cmd.arg(format!("{}:scopes", self.options.prefix));
-            let all: Vec<String> =
-                tokio::time::timeout(self.options.timeout, cmd.query_async(&mut conn))
-                    .await
-                    .map_err(|_| unavailable("the operation timed out"))?
-                    .map_err(unavailable)?;
+            let all: Vec<String> = self.query(&cmd).await?;
             // One that cannot be read is left out (it would not open anyway).
             Ok(all
                 .iter()
