@@ -75,9 +75,10 @@ impl RedisStoreOptions {
 /// It reconnects on its own; while Redis cannot be reached, calls that need a
 /// confirmation and approvals are refused `unavailable` (nothing runs, nothing
 /// stored before is lost), and bridge messages published meanwhile are missed by
-/// the other instances. The first request after Redis is back is answered: one
-/// whose connection was refused never reached Redis, so it is sent once more on a
-/// new connection (within the same timeout).
+/// the other instances. Once Redis is back, a request is not refused for a
+/// reconnect that failed while it was away: a request whose connection was
+/// refused never reached Redis, so it is sent once more, on a new connection,
+/// within the same timeout.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
