@@ -97,6 +97,46 @@ pub(crate) fn free_port() -> u16 {
         .expect("a free loopback port between 20000 and 32000")
 }
 
+/// A fault test's own redis-server: a fresh data directory, a free loopback port,
+/// one such test at a time (see [`ONE_AT_A_TIME`]). The directory goes when this
+/// does.
+pub(crate) struct OwnRedis {
+    pub(crate) url: String,
+    port: u16,
+    dir: std::path::PathBuf,
+    _one: tokio::sync::MutexGuard<'static, ()>,
+}
+
+impl OwnRedis {
+    /// Wait for this test's turn, and start its server.
+    pub(crate) async fn start_first() -> (OwnRedis, Server) {
+        let dir = std::env::temp_dir().join(prefix());
+        std::fs::create_dir_all(&dir).unwrap();
+        let one = ONE_AT_A_TIME.lock().await;
+        let port = free_port();
+        let server = start(port, &dir).await;
+        let own = OwnRedis {
+            url: format!("redis://127.0.0.1:{port}/"),
+            port,
+            dir,
+            _one: one,
+        };
+        (own, server)
+    }
+
+    /// Start the server again (after its [`Server`] was dropped), on the same port
+    /// and data.
+    pub(crate) async fn start(&self) -> Server {
+        start(self.port, &self.dir).await
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 #[cfg_attr(
     not(toolmark_client = "redis"),
     ignore = "needs redis-server: set TOOLMARK_REDIS_URL, or run .ci/run (runs every test)"
@@ -105,17 +145,13 @@ pub(crate) fn free_port() -> u16 {
 async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_or_double_run() {
     // It starts (and stops) a redis-server of its own: the attribute above makes it
     // an ignored test where Redis is not expected.
-    let dir = std::env::temp_dir().join(prefix());
-    std::fs::create_dir_all(&dir).unwrap();
-    let _one = ONE_AT_A_TIME.lock().await;
-    let port = free_port();
-    let server = start(port, &dir).await;
-    let url = format!("redis://127.0.0.1:{port}/");
+    let (own, server) = OwnRedis::start_first().await;
+    let url = &own.url;
     // Refusals come from refused connections, at once; the timeout only bounds a
     // slow answer, which a loaded machine (fsync always) can give.
     let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
     let instance = || async {
-        let store = RedisStore::connect_with(&url, options.clone())
+        let store = RedisStore::connect_with(url, options.clone())
             .await
             .unwrap();
         let tm = Toolmark::builder()
@@ -154,7 +190,7 @@ async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_o
     );
     assert_eq!(count(&runs_a) + count(&runs_b), 0);
 
-    let _server = start(port, &dir).await;
+    let _server = own.start().await;
     // The connections come back on their own.
     let mut pending = None;
     for _ in 0..100 {
@@ -197,7 +233,6 @@ async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_o
     );
     // A's subscription came back too: it hears B's approval.
     assert_eq!(next(&mut bridge_a).await, (stored, out));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Remembered decisions through a fault: a `For::Always` decision that cannot be
@@ -212,12 +247,8 @@ async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_o
 async fn remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use toolmark::policy::{answering, For};
-    let dir = std::env::temp_dir().join(prefix());
-    std::fs::create_dir_all(&dir).unwrap();
-    let _one = ONE_AT_A_TIME.lock().await;
-    let port = free_port();
-    let server = start(port, &dir).await;
-    let url = format!("redis://127.0.0.1:{port}/");
+    let (own, server) = OwnRedis::start_first().await;
+    let url = &own.url;
     // Refusals come from refused connections, at once; the timeout only bounds a
     // slow answer, which a loaded machine (fsync always) can give.
     let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
@@ -225,7 +256,7 @@ async fn remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover(
     let counter = asked.clone();
     let tm = Toolmark::builder()
         .seal_key(KEY)
-        .confirm_store(RedisStore::connect_with(&url, options).await.unwrap())
+        .confirm_store(RedisStore::connect_with(url, options).await.unwrap())
         .confirm_handler(answering(move |_req| {
             counter.fetch_add(1, Ordering::SeqCst);
             async { Decision::approve().by("user-1").remember(For::Always) }
@@ -259,7 +290,7 @@ async fn remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover(
         "unavailable"
     );
 
-    let _server = start(port, &dir).await;
+    let _server = own.start().await;
     let mut back = None;
     for _ in 0..100 {
         if let Ok(list) = tm.remembered_async().await {
@@ -272,7 +303,6 @@ async fn remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover(
     assert!(call().await.is_ok());
     assert_eq!(asked.load(Ordering::SeqCst), 2, "answered by it again");
     assert_eq!(count(&runs), 4);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Redis killed (SIGKILL) while approvals are in flight, then started again from
@@ -289,19 +319,15 @@ async fn redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once() {
     use std::sync::Mutex;
     // It starts (and kills) a redis-server of its own: the attribute above makes it
     // run only where redis-server is expected.
-    let dir = std::env::temp_dir().join(prefix());
-    std::fs::create_dir_all(&dir).unwrap();
-    let _one = ONE_AT_A_TIME.lock().await;
-    let port = free_port();
-    let mut server = start(port, &dir).await;
-    let url = format!("redis://127.0.0.1:{port}/");
+    let (own, mut server) = OwnRedis::start_first().await;
+    let url = &own.url;
     // Refusals come from refused connections, at once; the timeout only bounds a
     // slow answer, which a loaded machine (fsync always) can give.
     let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
     let tm = Toolmark::builder()
         .seal_key(KEY)
         .max_pending(1000)
-        .confirm_store(RedisStore::connect_with(&url, options).await.unwrap())
+        .confirm_store(RedisStore::connect_with(url, options).await.unwrap())
         .build()
         .unwrap();
     // Each run is counted per title.
@@ -363,7 +389,7 @@ async fn redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once() {
         "{ok} approvals ran before the fault, {} were refused `unavailable`",
         refused.len()
     );
-    server = start(port, &dir).await;
+    server = own.start().await;
     // Every refused approval, answered again once Redis is back, runs.
     for id in &refused {
         let mut out = None;
@@ -392,7 +418,6 @@ async fn redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once() {
     // Nothing is left pending.
     assert!(tm.pending_confirmations_async().await.unwrap().is_empty());
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Redis stopped long enough for the store's own reconnects to fail, then started
@@ -408,16 +433,12 @@ async fn redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once() {
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_request_after_redis_is_back_is_answered() {
-    let dir = std::env::temp_dir().join(prefix());
-    std::fs::create_dir_all(&dir).unwrap();
-    let _one = ONE_AT_A_TIME.lock().await;
-    let port = free_port();
-    let mut server = start(port, &dir).await;
-    let url = format!("redis://127.0.0.1:{port}/");
+    let (own, mut server) = OwnRedis::start_first().await;
+    let url = &own.url;
     let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
     let tm = Toolmark::builder()
         .seal_key(KEY)
-        .confirm_store(RedisStore::connect_with(&url, options).await.unwrap())
+        .confirm_store(RedisStore::connect_with(url, options).await.unwrap())
         .build()
         .unwrap();
     let runs = runs();
@@ -435,7 +456,7 @@ async fn the_first_request_after_redis_is_back_is_answered() {
         // Long enough for the reconnects this refusal and the heartbeat start to
         // fail too (each gives up within a few hundred milliseconds).
         tokio::time::sleep(Duration::from_millis(1_500)).await;
-        server = start(port, &dir).await;
+        server = own.start().await;
         match round {
             0 => {
                 let pending = tm.pending_confirmations_async().await;
@@ -466,5 +487,4 @@ async fn the_first_request_after_redis_is_back_is_answered() {
     let left: Vec<_> = list(&tm).await.into_iter().map(|p| p.confirm_id).collect();
     assert_eq!(left, vec![second.unwrap()]);
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }

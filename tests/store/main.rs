@@ -103,6 +103,7 @@ fn the_redis_tests_are_reported_ignored_unless_redis_is_expected() {
             "rules::redis::deferred_call_returns_needs_confirmation_and_is_listed",
             "faults::remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover",
             "faults::redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once",
+            "faults::the_first_request_after_redis_is_back_is_answered",
             "tamper::a_record_with_any_part_changed_never_runs",
             "tamper::the_listing_shows_only_what_opens",
             "tamper::two_records_swapped_whole_run_neither",

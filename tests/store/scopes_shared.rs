@@ -22,7 +22,7 @@ use toolmark::{
     Caller, ConfigError, Event, ScopeOptions, ToolError, ToolSpec, Toolmark, ToolmarkBuilder,
 };
 
-use crate::faults::{free_port, start, ONE_AT_A_TIME};
+use crate::faults::OwnRedis;
 use crate::*;
 
 const ADMIN: &str = "admin.stats";
@@ -655,12 +655,8 @@ async fn redis_states_written_straight_into_redis_change_nothing() {
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_stopped_keeps_each_instance_on_its_last_state_then_the_change_goes_through() {
-    let dir = std::env::temp_dir().join(prefix());
-    std::fs::create_dir_all(&dir).unwrap();
-    let _one = ONE_AT_A_TIME.lock().await;
-    let port = free_port();
-    let server = start(port, &dir).await;
-    let url = format!("redis://127.0.0.1:{port}/");
+    let (own, server) = OwnRedis::start_first().await;
+    let url = &own.url;
     let options = RedisStoreOptions::default().timeout(Duration::from_secs(2));
     let connect = || async {
         instance(
@@ -692,7 +688,7 @@ async fn redis_stopped_keeps_each_instance_on_its_last_state_then_the_change_goe
     }
     assert!(seen.contains(&Some("admin".to_owned())), "{seen:?}");
 
-    let _server = start(port, &dir).await;
+    let _server = own.start().await;
     for _ in 0..100 {
         if a.sync_scopes().await.is_ok() {
             break;
@@ -710,5 +706,4 @@ async fn redis_stopped_keeps_each_instance_on_its_last_state_then_the_change_goe
         !shows(&b, ADMIN),
         "A's change reached B once Redis was back"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
