@@ -479,6 +479,7 @@ impl RedisStore {
         })
     }
 
+    /// One script, sent as [`ask`](Self::ask) says.
     async fn run<T: redis::FromRedisValue>(
         &self,
         inv: redis::ScriptInvocation<'_>,
@@ -488,6 +489,7 @@ impl RedisStore {
             .await
     }
 
+    /// One command, sent as [`ask`](Self::ask) says.
     async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, StoreError> {
         self.ask(|mut conn| async move { cmd.query_async(&mut conn).await })
             .await
