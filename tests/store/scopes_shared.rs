@@ -660,7 +660,7 @@ async fn redis_stopped_keeps_each_instance_on_its_last_state_then_the_change_goe
     let options = RedisStoreOptions::default().timeout(Duration::from_secs(2));
     let connect = || async {
         instance(
-            toolmark::store::RedisStore::connect_with(&url, options.clone())
+            toolmark::store::RedisStore::connect_with(url, options.clone())
                 .await
                 .unwrap(),
         )
