@@ -124,6 +124,14 @@ impl OwnRedis {
         (own, server)
     }
 
+    /// A store on this server. Refusals come from refused connections, at once; the
+    /// timeout only bounds a slow answer, which a loaded machine (fsync always) can
+    /// give.
+    pub(crate) async fn store(&self) -> RedisStore {
+        let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
+        RedisStore::connect_with(&self.url, options).await.unwrap()
+    }
+
     /// Start the server again (after its [`Server`] was dropped), on the same port
     /// and data.
     pub(crate) async fn start(&self) -> Server {
@@ -146,14 +154,8 @@ async fn redis_stopped_mid_test_refuses_unavailable_then_recovers_without_loss_o
     // It starts (and stops) a redis-server of its own: the attribute above makes it
     // an ignored test where Redis is not expected.
     let (own, server) = OwnRedis::start_first().await;
-    let url = &own.url;
-    // Refusals come from refused connections, at once; the timeout only bounds a
-    // slow answer, which a loaded machine (fsync always) can give.
-    let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
     let instance = || async {
-        let store = RedisStore::connect_with(url, options.clone())
-            .await
-            .unwrap();
+        let store = own.store().await;
         let tm = Toolmark::builder()
             .seal_key(KEY)
             .confirm_store(store)
@@ -248,15 +250,11 @@ async fn remembered_decisions_through_a_fault_ask_rather_than_trust_and_recover(
     use std::sync::atomic::{AtomicUsize, Ordering};
     use toolmark::policy::{answering, For};
     let (own, server) = OwnRedis::start_first().await;
-    let url = &own.url;
-    // Refusals come from refused connections, at once; the timeout only bounds a
-    // slow answer, which a loaded machine (fsync always) can give.
-    let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
     let asked = Arc::new(AtomicUsize::new(0));
     let counter = asked.clone();
     let tm = Toolmark::builder()
         .seal_key(KEY)
-        .confirm_store(RedisStore::connect_with(url, options).await.unwrap())
+        .confirm_store(own.store().await)
         .confirm_handler(answering(move |_req| {
             counter.fetch_add(1, Ordering::SeqCst);
             async { Decision::approve().by("user-1").remember(For::Always) }
@@ -320,14 +318,10 @@ async fn redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once() {
     // It starts (and kills) a redis-server of its own: the attribute above makes it
     // run only where redis-server is expected.
     let (own, mut server) = OwnRedis::start_first().await;
-    let url = &own.url;
-    // Refusals come from refused connections, at once; the timeout only bounds a
-    // slow answer, which a loaded machine (fsync always) can give.
-    let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
     let tm = Toolmark::builder()
         .seal_key(KEY)
         .max_pending(1000)
-        .confirm_store(RedisStore::connect_with(url, options).await.unwrap())
+        .confirm_store(own.store().await)
         .build()
         .unwrap();
     // Each run is counted per title.
@@ -434,11 +428,9 @@ async fn redis_killed_with_approvals_in_flight_loses_none_and_runs_each_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_request_after_redis_is_back_is_answered() {
     let (own, mut server) = OwnRedis::start_first().await;
-    let url = &own.url;
-    let options = RedisStoreOptions::default().timeout(Duration::from_secs(5));
     let tm = Toolmark::builder()
         .seal_key(KEY)
-        .confirm_store(RedisStore::connect_with(url, options).await.unwrap())
+        .confirm_store(own.store().await)
         .build()
         .unwrap();
     let runs = runs();
