@@ -21,7 +21,11 @@
 //!   unmounts.
 //! - Each scope (transparent ones too) has its own queue: calls run one at a time
 //!   in arrival order; separate scopes run in parallel. Unscoped tools share the
-//!   root queue.
+//!   root queue. On a multi-thread runtime, the call first in line waits for a
+//!   run that is busy on another thread by spinning briefly (a few microseconds,
+//!   its place in line kept) before it parks, as a short run ends sooner than a
+//!   wake through the scheduler; it parks at once when the run is awaiting
+//!   something.
 //!
 //! # Shared across instances
 //!

@@ -28,11 +28,29 @@ use crate::sync::lock;
 const HELD: usize = 1;
 const WAITER: usize = 2;
 
+/// How many times the first in line looks for its grant before it parks
+/// ([`Gate::spin_for_grant`]): with a pause between looks, a few microseconds.
+const SPINS: u32 = 256;
+
+/// Whether spinning for a grant can pay: the call runs on a multi-thread runtime
+/// of a machine with more than one CPU, so the holder can be running beside it (on
+/// a current-thread runtime it runs only once this call has parked).
+fn spin_helps() -> bool {
+    static CPUS: OnceLock<bool> = OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
+        && tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+}
+
 type Queue = Mutex<VecDeque<Arc<Slot>>>;
 
 pub(crate) struct Gate {
     state: AtomicUsize,
     queue: Arc<Queue>,
+    /// The holder's run awaits something (its first poll was pending): a waiter
+    /// does not spin for it (see [`Gate::spin_for_grant`]). Cleared as the gate is
+    /// released or handed on.
+    pub(super) holder_waits: AtomicBool,
     /// The gate's registrations with the tokens that end every wait, made once by
     /// the first waiter of [`acquire_until`](Gate::acquire_until) and kept while the
     /// gate lives (dropping one would leave the token's list).
@@ -41,6 +59,8 @@ pub(crate) struct Gate {
 
 struct Slot {
     granted: AtomicBool,
+    /// First in line behind the holder: woken once to spin for its grant.
+    head: AtomicBool,
     waker: Mutex<Option<Waker>>,
 }
 
@@ -107,6 +127,7 @@ impl Gate {
         Gate {
             state: AtomicUsize::new(0),
             queue: Arc::new(Mutex::new(VecDeque::new())),
+            holder_waits: AtomicBool::new(false),
             watch: OnceLock::new(),
         }
     }
@@ -171,7 +192,35 @@ impl Gate {
         });
     }
 
+    /// The holder's run has to wait for something (its first poll was pending):
+    /// a call that queues behind it parks at once instead of spinning.
+    pub(crate) fn holder_waits(&self) {
+        self.holder_waits.store(true, Ordering::Relaxed);
+    }
+
+    /// Wait a little, on this thread, for a grant to `slot`, the first in line:
+    /// whether it came. Worth it only while the holder runs on another thread right
+    /// now (a run that has not had to wait for anything ends in microseconds):
+    /// parking instead costs the waiter a wake through the scheduler, and every
+    /// call queued behind it one more (a chain of wakes that calls arriving at the
+    /// spawn rate can outrun). The spin is bounded (a few microseconds), so a
+    /// holder that runs long costs a waiter no more than that; the order is kept,
+    /// as the waiter is in the queue already.
+    fn spin_for_grant(&self, slot: &Slot) -> bool {
+        for _ in 0..SPINS {
+            if slot.granted.load(Ordering::Acquire) {
+                return true;
+            }
+            if self.holder_waits.load(Ordering::Relaxed) {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        slot.granted.load(Ordering::Acquire)
+    }
+
     fn release(&self) {
+        self.holder_waits.store(false, Ordering::Relaxed);
         if self
             .state
             .compare_exchange(HELD, 0, Ordering::Release, Ordering::Relaxed)
@@ -186,10 +235,19 @@ impl Gate {
     /// With the queue locked and the gate held by the caller: give it to the
     /// first waiter, or free it.
     fn hand_on(&self, queue: &mut VecDeque<Arc<Slot>>) {
+        self.holder_waits.store(false, Ordering::Relaxed);
         match queue.pop_front() {
             Some(next) => {
                 // Still held: ownership moves to `next`.
                 self.state.fetch_sub(WAITER, Ordering::AcqRel);
+                // The one behind it is woken now, to spin for its own grant while
+                // `next` runs (woken first, so that `next` is the one run first).
+                if let Some(after) = queue.front() {
+                    after.head.store(true, Ordering::Relaxed);
+                    if let Some(w) = lock(&after.waker).as_ref() {
+                        w.wake_by_ref();
+                    }
+                }
                 next.grant();
             }
             None => {
@@ -240,6 +298,11 @@ impl<'a, E: Ends + Unpin> Future for Acquire<'a, '_, E> {
             return Poll::Ready(Err(why));
         }
         if let Some(slot) = &self.slot {
+            if slot.head.swap(false, Ordering::Relaxed) && spin_helps() && gate.spin_for_grant(slot)
+            {
+                self.slot = None;
+                return Poll::Ready(Ok(GatePermit(gate)));
+            }
             *lock(&slot.waker) = Some(cx.waker().clone());
             if slot.granted.load(Ordering::Acquire) {
                 self.slot = None;
@@ -254,9 +317,14 @@ impl<'a, E: Ends + Unpin> Future for Acquire<'a, '_, E> {
         if let Some(why) = self.ends.full(queue.len()) {
             return Poll::Ready(Err(why));
         }
+        // The first in line may spin for its grant (see `spin_for_grant`); its
+        // waker is given only if the spin ends without one, so a grant that comes
+        // while it spins wakes nobody.
+        let spin = queue.is_empty() && spin_helps();
         let slot = Arc::new(Slot {
             granted: AtomicBool::new(false),
-            waker: Mutex::new(Some(cx.waker().clone())),
+            head: AtomicBool::new(false),
+            waker: Mutex::new((!spin).then(|| cx.waker().clone())),
         });
         queue.push_back(Arc::clone(&slot));
         let before = gate.state.fetch_add(WAITER, Ordering::AcqRel);
@@ -269,6 +337,17 @@ impl<'a, E: Ends + Unpin> Future for Acquire<'a, '_, E> {
         drop(queue);
         if slot.granted.load(Ordering::Acquire) {
             return Poll::Ready(Ok(GatePermit(gate)));
+        }
+        if spin {
+            if gate.spin_for_grant(&slot) {
+                return Poll::Ready(Ok(GatePermit(gate)));
+            }
+            // The waker, then a last look: a grant made before it was stored saw
+            // no waker, and is seen here.
+            *lock(&slot.waker) = Some(cx.waker().clone());
+            if slot.granted.load(Ordering::Acquire) {
+                return Poll::Ready(Ok(GatePermit(gate)));
+            }
         }
         // In the queue (so a cancellation from here on wakes us), then look again:
         // `stop` turned true before any token is cancelled.
@@ -624,6 +703,180 @@ mod tests {
                 gate.try_acquire().is_some(),
                 "free, nobody left in the queue"
             );
+        }
+    }
+
+    /// Wakes counted, and each wake's name recorded in `log` in order.
+    struct Named(&'static str, Arc<Mutex<Vec<&'static str>>>);
+
+    impl Wake for Named {
+        fn wake(self: Arc<Self>) {
+            self.1.lock().unwrap().push(self.0);
+        }
+    }
+
+    #[test]
+    fn spinning_pays_only_on_a_multi_thread_runtime() {
+        assert!(!spin_helps(), "outside a runtime");
+        let current = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        assert!(
+            !current.block_on(async { spin_helps() }),
+            "a current-thread runtime runs the holder only once the waiter parks"
+        );
+        let multi = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(multi.block_on(async { spin_helps() }), cpus > 1);
+    }
+
+    #[test]
+    fn a_spin_ends_at_once_when_the_holder_waits_and_sees_a_grant() {
+        let gate = Gate::new();
+        let _held = gate.try_acquire().unwrap();
+        let slot = Slot {
+            granted: AtomicBool::new(false),
+            head: AtomicBool::new(true),
+            waker: Mutex::new(None),
+        };
+        gate.holder_waits();
+        assert!(!gate.spin_for_grant(&slot), "no grant came");
+        slot.granted.store(true, Ordering::Release);
+        assert!(gate.spin_for_grant(&slot), "a grant is seen");
+    }
+
+    #[test]
+    fn releasing_or_handing_on_forgets_that_the_holder_waited() {
+        let gate = Gate::new();
+        let held = gate.try_acquire().unwrap();
+        gate.holder_waits();
+        drop(held);
+        assert!(!gate.holder_waits.load(Ordering::Relaxed), "released");
+        let held = gate.try_acquire().unwrap();
+        gate.holder_waits();
+        let mut next = Box::pin(gate.acquire());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let waker = Waker::from(Arc::new(Named("next", Arc::clone(&log))));
+        assert!(next
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        drop(held);
+        assert!(
+            !gate.holder_waits.load(Ordering::Relaxed),
+            "handed on: the new holder has not waited for anything"
+        );
+    }
+
+    /// When the gate passes to the first in line, the one behind it is woken too
+    /// (before the grant's wake, so the granted one runs first), to spin for its
+    /// own grant; it is woken again by that grant if its spin ends without one.
+    #[test]
+    fn the_next_in_line_is_woken_when_the_one_before_is_granted() {
+        let gate = Gate::new();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let wakers: Vec<Waker> = ["first", "second", "third"]
+            .into_iter()
+            .map(|name| Waker::from(Arc::new(Named(name, Arc::clone(&log)))))
+            .collect();
+        let held = gate.try_acquire().unwrap();
+        let mut waiters: Vec<_> = (0..3).map(|_| Box::pin(gate.acquire())).collect();
+        for (w, waker) in waiters.iter_mut().zip(&wakers) {
+            assert!(w
+                .as_mut()
+                .poll(&mut Context::from_waker(waker))
+                .is_pending());
+        }
+        drop(held);
+        assert_eq!(*log.lock().unwrap(), ["second", "first"]);
+        // Woken early, not granted: it waits on (no runtime here, so no spin).
+        assert!(waiters[1]
+            .as_mut()
+            .poll(&mut Context::from_waker(&wakers[1]))
+            .is_pending());
+        let first = match waiters[0]
+            .as_mut()
+            .poll(&mut Context::from_waker(&wakers[0]))
+        {
+            Poll::Ready(permit) => permit,
+            Poll::Pending => panic!("the first in line was granted"),
+        };
+        log.lock().unwrap().clear();
+        drop(first);
+        assert_eq!(*log.lock().unwrap(), ["third", "second"]);
+        assert!(waiters[1]
+            .as_mut()
+            .poll(&mut Context::from_waker(&wakers[1]))
+            .is_ready());
+    }
+
+    /// On a multi-thread runtime the first in line spins for its grant before it
+    /// parks; a spin that ends without one leaves the waker, and the grant wakes it.
+    #[test]
+    fn a_spin_without_a_grant_parks_and_the_grant_wakes_it() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let _in_runtime = rt.enter();
+        let gate = Gate::new();
+        let held = gate.try_acquire().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let waker = Waker::from(Arc::new(Named("waiter", Arc::clone(&log))));
+        let mut waiter = Box::pin(gate.acquire());
+        // Nobody releases: the spin ends (it is bounded) and the waiter parks.
+        assert!(waiter
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        assert!(log.lock().unwrap().is_empty());
+        drop(held);
+        assert_eq!(*log.lock().unwrap(), ["waiter"], "woken once, by the grant");
+        assert!(waiter
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_ready());
+    }
+
+    /// Spinning waiters keep the gate's promises under threads: one holder at a
+    /// time, and waiters served in the order they queued (each spawned once the
+    /// one before has joined the queue, while the gate is held).
+    #[test]
+    fn spinning_waiters_keep_exclusion_and_order_under_threads() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        for _ in 0..20 {
+            let gate = Arc::new(Gate::new());
+            let inside = Arc::new(AtomicUsize::new(0));
+            let served = Arc::new(Mutex::new(Vec::new()));
+            rt.block_on(async {
+                let held = gate.try_acquire().map(std::mem::forget);
+                assert!(held.is_some());
+                let mut handles = Vec::new();
+                for i in 0..32 {
+                    let (g, inside, served) = (gate.clone(), inside.clone(), served.clone());
+                    handles.push(tokio::spawn(async move {
+                        let _permit = g.acquire().await;
+                        assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "one holder");
+                        served.lock().unwrap().push(i);
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                    }));
+                    while gate.state.load(Ordering::Acquire) / WAITER < i + 1 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+                gate.release();
+                for h in handles {
+                    h.await.unwrap();
+                }
+            });
+            assert_eq!(*served.lock().unwrap(), (0..32).collect::<Vec<_>>());
+            assert!(gate.try_acquire().is_some());
         }
     }
 }

@@ -223,6 +223,7 @@ impl Toolmark {
     /// The sizes of a call's future and of what it holds (for the `counts` bench;
     /// not part of the API).
     #[doc(hidden)]
+    #[doc(hidden)]
     pub fn __call_sizes(&self, name: &str, input: &Value) -> Option<Vec<(&'static str, usize)>> {
         sizes::call_sizes(self, name, input)
     }
@@ -899,7 +900,7 @@ impl Inner {
                 Ok(slot) => slot,
                 Err(r) => return set.outcome(r.into()),
             };
-            let _permit = match slot {
+            let permit = match slot {
                 Slot::Free(permit) => Some(permit),
                 Slot::Nested => None,
                 // Boxed: only a call that waits for its slot builds that future.
@@ -928,6 +929,11 @@ impl Inner {
                 // Boxed with the whole of what a pending run needs (a context-less
                 // run's deadline and signal are built only now).
                 Polled::Pending(t0) => {
+                    // Its run waits for something: a call queued behind it parks
+                    // rather than spin (see `Gate::spin_for_grant`).
+                    if permit.is_some() {
+                        node.queue.holder_waits();
+                    }
                     Box::pin(async {
                         let mut built = None;
                         let shared = held.full(signal, &mut built);
@@ -1140,5 +1146,54 @@ impl Held {
             },
             Held::Local(_) => ToolContext::detached(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use crate::{CallOptions, Caller, Effect, ToolSpec, Toolmark};
+
+    /// A run whose first poll is pending marks its scope's gate, so that calls
+    /// queued behind it park rather than spin; the mark goes with the gate.
+    #[tokio::test(start_paused = true)]
+    async fn a_run_that_waits_marks_its_scope_so_waiters_park() {
+        let tm = Toolmark::builder().build().unwrap();
+        let go = Arc::new(tokio::sync::Notify::new());
+        let wait = Arc::clone(&go);
+        tm.scope("s")
+            .register(ToolSpec::new("wait", "Wait").effect(Effect::Read).handler(
+                move |_ctx, input| {
+                    let go = Arc::clone(&wait);
+                    async move {
+                        go.notified().await;
+                        Ok(input)
+                    }
+                },
+            ))
+            .unwrap();
+        let entry = tm.inner.lookup("s.wait").unwrap();
+        let waits = || entry.scope.queue.holder_waits.load(Ordering::Relaxed);
+        let call = tokio::spawn({
+            let tm = tm.clone();
+            async move {
+                tm.call("s.wait", json!({}), CallOptions::new(Caller::InApp))
+                    .await
+            }
+        });
+        for _ in 0..100 {
+            if waits() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert!(waits(), "the run waits: its scope is marked");
+        go.notify_one();
+        assert!(call.await.unwrap().is_ok());
+        assert!(!waits(), "released with the gate");
     }
 }
