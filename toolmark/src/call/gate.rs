@@ -313,6 +313,7 @@ impl<'a, E: Ends + Unpin> Future for Acquire<'a, '_, E> {
         if let Some(permit) = gate.try_acquire() {
             return Poll::Ready(Ok(permit));
         }
+        let may_spin = spin_helps();
         let mut queue = lock(&gate.queue);
         if let Some(why) = self.ends.full(queue.len()) {
             return Poll::Ready(Err(why));
@@ -320,7 +321,7 @@ impl<'a, E: Ends + Unpin> Future for Acquire<'a, '_, E> {
         // The first in line may spin for its grant (see `spin_for_grant`); its
         // waker is given only if the spin ends without one, so a grant that comes
         // while it spins wakes nobody.
-        let spin = queue.is_empty() && spin_helps();
+        let spin = may_spin && queue.is_empty();
         let slot = Arc::new(Slot {
             granted: AtomicBool::new(false),
             head: AtomicBool::new(false),
@@ -706,7 +707,7 @@ mod tests {
         }
     }
 
-    /// Wakes counted, and each wake's name recorded in `log` in order.
+    /// A waker that writes its name into `log` each time it is woken.
     struct Named(&'static str, Arc<Mutex<Vec<&'static str>>>);
 
     impl Wake for Named {
@@ -734,7 +735,7 @@ mod tests {
     }
 
     #[test]
-    fn a_spin_ends_at_once_when_the_holder_waits_and_sees_a_grant() {
+    fn a_spin_gives_up_without_a_grant_and_sees_one_that_came() {
         let gate = Gate::new();
         let _held = gate.try_acquire().unwrap();
         let slot = Slot {
