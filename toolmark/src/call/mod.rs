@@ -78,19 +78,28 @@ use crate::{
 #[derive(Clone)]
 pub struct CallOptions {
     pub(crate) caller: Caller,
-    pub(crate) signal: Option<CancellationToken>,
-    pub(crate) progress: Option<ProgressFn>,
     /// Made by `ctx.call`: may run inside the queue slot an enclosing run holds.
     pub(crate) nested: bool,
-    pub(crate) confirm: Option<Arc<dyn ConfirmHandler>>,
-    /// The log sink and the client to ask.
-    pub(crate) reach: Option<Arc<Reach>>,
-    /// The client session the call belongs to (for session-remembered decisions).
-    pub(crate) session: Option<Arc<str>>,
     /// Defer this call's confirmation (`needs_confirmation`) whatever the
     /// caller's mode: a transport that asks its client in another round trip
     /// (MCP's multi round-trip requests, see `confirm/external.rs`).
     pub(crate) defer: bool,
+    pub(crate) signal: Option<CancellationToken>,
+    /// The log sink and the client to ask.
+    pub(crate) reach: Option<Arc<Reach>>,
+    /// What few calls set, out of line: a call's future holds its options for the
+    /// whole call, so every call in flight is 40 bytes smaller (see
+    /// `call::sizes`).
+    pub(crate) rare: Option<Arc<RareOptions>>,
+}
+
+/// The options of a [`CallOptions`] that few calls set.
+#[derive(Clone, Default)]
+pub(crate) struct RareOptions {
+    pub(crate) progress: Option<ProgressFn>,
+    pub(crate) confirm: Option<Arc<dyn ConfirmHandler>>,
+    /// The client session the call belongs to (for session-remembered decisions).
+    pub(crate) session: Option<Arc<str>>,
 }
 
 impl CallOptions {
@@ -98,14 +107,40 @@ impl CallOptions {
     pub fn new(caller: Caller) -> Self {
         CallOptions {
             caller,
-            signal: None,
-            progress: None,
             nested: false,
-            confirm: None,
-            reach: None,
-            session: None,
             defer: false,
+            signal: None,
+            reach: None,
+            rare: None,
         }
+    }
+
+    /// The rarely set options, to set one.
+    fn rare_mut(&mut self) -> &mut RareOptions {
+        Arc::make_mut(self.rare.get_or_insert_with(Arc::default))
+    }
+
+    /// The progress listener.
+    pub(crate) fn progress(&self) -> Option<ProgressFn> {
+        self.rare.as_ref().and_then(|r| r.progress.clone())
+    }
+
+    /// The confirm handler for this call only.
+    pub(crate) fn confirm(&self) -> Option<&Arc<dyn ConfirmHandler>> {
+        self.rare.as_ref().and_then(|r| r.confirm.as_ref())
+    }
+
+    /// The client session.
+    pub(crate) fn session_id(&self) -> Option<&str> {
+        self.rare.as_ref().and_then(|r| r.session.as_deref())
+    }
+
+    /// Drop the confirm handler for this call only.
+    pub(crate) fn without_confirm_handler(mut self) -> Self {
+        if self.confirm().is_some() {
+            self.rare_mut().confirm = None;
+        }
+        self
     }
 
     /// The caller's cancellation signal. A caller that passes one owns the
@@ -120,7 +155,7 @@ impl CallOptions {
     /// Listen to the tool's [`ToolContext::progress`] reports.
     #[must_use]
     pub fn on_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(f));
+        self.rare_mut().progress = Some(Arc::new(f));
         self
     }
 
@@ -131,7 +166,7 @@ impl CallOptions {
     /// caller whose confirmations are deferred still gets `needs_confirmation`.
     #[must_use]
     pub fn confirm_handler(mut self, handler: impl ConfirmHandler) -> Self {
-        self.confirm = Some(Arc::new(handler));
+        self.rare_mut().confirm = Some(Arc::new(handler));
         self
     }
 
@@ -172,7 +207,7 @@ impl CallOptions {
     /// as long as the Toolmark. The id is kept out of events and listings.
     #[must_use]
     pub fn session(mut self, id: impl Into<String>) -> Self {
-        self.session = Some(Arc::from(id.into()));
+        self.rare_mut().session = Some(Arc::from(id.into()));
         self
     }
 
@@ -187,7 +222,7 @@ impl fmt::Debug for CallOptions {
         f.debug_struct("CallOptions")
             .field("caller", &self.caller)
             .field("signal", &self.signal.is_some())
-            .field("confirm_handler", &self.confirm.is_some())
+            .field("confirm_handler", &self.confirm().is_some())
             .field(
                 "log_sink",
                 &self.reach.as_ref().is_some_and(|r| r.log.is_some()),
@@ -196,7 +231,7 @@ impl fmt::Debug for CallOptions {
                 "client",
                 &self.reach.as_ref().is_some_and(|r| r.client.is_some()),
             )
-            .field("session", &self.session.is_some())
+            .field("session", &self.session_id().is_some())
             .finish_non_exhaustive()
     }
 }
@@ -402,7 +437,7 @@ impl Inner {
                 entry,
                 caller,
                 opts.signal.as_ref(),
-                opts.progress,
+                opts.progress(),
                 opts.reach,
                 input,
             );
@@ -521,7 +556,7 @@ impl Inner {
                 input,
                 decoded,
                 opts.signal.as_ref(),
-                opts.confirm.clone(),
+                opts.confirm().cloned(),
                 ask,
             ))
             .await
@@ -541,7 +576,7 @@ impl Inner {
                     entry,
                     caller,
                     opts.signal.as_ref(),
-                    opts.progress,
+                    opts.progress(),
                     opts.reach,
                     input,
                 );
@@ -593,7 +628,7 @@ impl Inner {
         };
         let input = normalize_input(input);
         // 2. allow
-        if let Err(r) = self.allow(&entry, caller, opts.confirm.is_some() || opts.defer) {
+        if let Err(r) = self.allow(&entry, caller, opts.confirm().is_some() || opts.defer) {
             return Front::Done(entry.secret_set(&input).outcome(r.into()));
         }
         let inline = entry.guarded() && caller != Caller::Human;
@@ -611,7 +646,7 @@ impl Inner {
         };
         // 4. confirm: the policy and remembered decisions first, then ask
         let ask = if inline {
-            match before_asking(self, &entry, caller, opts.session.as_deref()) {
+            match before_asking(self, &entry, caller, opts.session_id()) {
                 Gate::Run => None,
                 Gate::Done(outcome) => return Front::Done(set.outcome(outcome)),
                 // With a store, the remembered decisions are looked up there.
@@ -812,11 +847,8 @@ impl Inner {
         reach: Option<Arc<Reach>>,
         input: Value,
     ) -> Held {
-        let limit = match signal {
-            Some(_) => None,
-            None => Some(entry.timeout.unwrap_or(self.config.call_timeout)),
-        };
         if entry.uses_context {
+            let limit = self.limit_for(&entry, signal);
             Held::Shared(SharedCall(CallShared::new_shared(
                 caller,
                 Origin::Tool(entry),
@@ -832,9 +864,18 @@ impl Inner {
                 entry,
                 caller,
                 input,
-                limit,
                 reach,
             })
+        }
+    }
+
+    /// A run's time limit: none when the caller gave a signal (it owns the
+    /// deadline), else the tool's `timeout` or the app's `call_timeout`.
+    #[inline]
+    fn limit_for(&self, entry: &ToolEntry, signal: Option<&CancellationToken>) -> Option<Duration> {
+        match signal {
+            Some(_) => None,
+            None => Some(entry.timeout.unwrap_or(self.config.call_timeout)),
         }
     }
 
@@ -919,7 +960,7 @@ impl Inner {
                 Some(node),
                 set.shared_texts().filter(|_| self.config.scrub_panics),
             );
-            let limit = held.limit();
+            let limit = held.limit(self, signal);
             let polled = std::future::poll_fn(|cx| {
                 std::task::Poll::Ready(first_poll(&mut marker, limit, fut.as_mut(), cx))
             })
@@ -936,7 +977,7 @@ impl Inner {
                     }
                     Box::pin(async {
                         let mut built = None;
-                        let shared = held.full(signal, &mut built);
+                        let shared = held.full(signal, limit, &mut built);
                         self.run_on(node, shared, signal, t0, &mut marker, fut.as_mut())
                             .await
                     })
@@ -1059,20 +1100,19 @@ pub(crate) struct LocalCall {
     caller: Caller,
     /// For the call's secret set (empty when the input moved into the run).
     input: Value,
-    limit: Option<Duration>,
     reach: Option<Arc<Reach>>,
 }
 
 impl LocalCall {
     /// The run's full state, for its slow path (its deadline, the signal it
     /// cancels on an abort, its tool's name in events).
-    fn to_shared(&self, signal: Option<&CancellationToken>) -> CallShared {
+    fn to_shared(&self, signal: Option<&CancellationToken>, limit: Option<Duration>) -> CallShared {
         CallShared {
             caller: self.caller,
             origin: Origin::Tool(Arc::clone(&self.entry)),
             signal: Signal::new(signal.cloned()),
             input: Value::Null,
-            deadline: Deadline::new(self.limit),
+            deadline: Deadline::new(limit),
             progress: None,
             reach: None,
         }
@@ -1112,10 +1152,12 @@ impl Held {
     }
 
     /// The run's deadline as given (`None`: none).
-    fn limit(&self) -> Option<Duration> {
+    /// The run's time limit (`signal`: the call's, as given to [`Inner::hold`]).
+    fn limit(&self, inner: &Inner, signal: Option<&CancellationToken>) -> Option<Duration> {
         match self {
             Held::Shared(s) => s.0.deadline.limit(),
-            Held::Local(l) => l.limit,
+            // Derived, not kept: a call's future holds its state for the whole call.
+            Held::Local(l) => inner.limit_for(&l.entry, signal),
         }
     }
 
@@ -1131,11 +1173,12 @@ impl Held {
     fn full<'a>(
         &'a self,
         signal: Option<&CancellationToken>,
+        limit: Option<Duration>,
         built: &'a mut Option<CallShared>,
     ) -> &'a CallShared {
         match self {
             Held::Shared(s) => &s.0,
-            Held::Local(l) => built.insert(l.to_shared(signal)),
+            Held::Local(l) => built.insert(l.to_shared(signal, limit)),
         }
     }
 

@@ -34,7 +34,7 @@ impl Toolmark {
         mut options: CallOptions,
     ) -> Outcome {
         options.defer = true;
-        options.confirm = None;
+        let options = options.without_confirm_handler();
         self.call(name, input, options).await
     }
 
