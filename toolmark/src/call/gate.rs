@@ -219,6 +219,17 @@ impl Gate {
         slot.granted.load(Ordering::Acquire)
     }
 
+    /// Whether `slot` has its grant: looked for in a spin first (when `spin`),
+    /// then once more after `waker` is stored, as a grant made before it was
+    /// stored woke nobody.
+    fn granted_or_park(&self, slot: &Slot, spin: bool, waker: &Waker) -> bool {
+        if spin && self.spin_for_grant(slot) {
+            return true;
+        }
+        *lock(&slot.waker) = Some(waker.clone());
+        slot.granted.load(Ordering::Acquire)
+    }
+
     fn release(&self) {
         self.holder_waits.store(false, Ordering::Relaxed);
         if self
@@ -298,13 +309,8 @@ impl<'a, E: Ends + Unpin> Future for Acquire<'a, '_, E> {
             return Poll::Ready(Err(why));
         }
         if let Some(slot) = &self.slot {
-            if slot.head.swap(false, Ordering::Relaxed) && spin_helps() && gate.spin_for_grant(slot)
-            {
-                self.slot = None;
-                return Poll::Ready(Ok(GatePermit(gate)));
-            }
-            *lock(&slot.waker) = Some(cx.waker().clone());
-            if slot.granted.load(Ordering::Acquire) {
+            let spin = slot.head.swap(false, Ordering::Relaxed) && spin_helps();
+            if gate.granted_or_park(slot, spin, cx.waker()) {
                 self.slot = None;
                 return Poll::Ready(Ok(GatePermit(gate)));
             }
@@ -339,16 +345,8 @@ impl<'a, E: Ends + Unpin> Future for Acquire<'a, '_, E> {
         if slot.granted.load(Ordering::Acquire) {
             return Poll::Ready(Ok(GatePermit(gate)));
         }
-        if spin {
-            if gate.spin_for_grant(&slot) {
-                return Poll::Ready(Ok(GatePermit(gate)));
-            }
-            // The waker, then a last look: a grant made before it was stored saw
-            // no waker, and is seen here.
-            *lock(&slot.waker) = Some(cx.waker().clone());
-            if slot.granted.load(Ordering::Acquire) {
-                return Poll::Ready(Ok(GatePermit(gate)));
-            }
+        if spin && gate.granted_or_park(&slot, true, cx.waker()) {
+            return Poll::Ready(Ok(GatePermit(gate)));
         }
         // In the queue (so a cancellation from here on wakes us), then look again:
         // `stop` turned true before any token is cancelled.
@@ -707,6 +705,11 @@ mod tests {
         }
     }
 
+    /// Poll `fut` once with `waker`.
+    fn poll_with<F: Future + ?Sized>(fut: Pin<&mut F>, waker: &Waker) -> Poll<F::Output> {
+        fut.poll(&mut Context::from_waker(waker))
+    }
+
     /// A waker that writes its name into `log` each time it is woken.
     struct Named(&'static str, Arc<Mutex<Vec<&'static str>>>);
 
@@ -761,10 +764,7 @@ mod tests {
         let mut next = Box::pin(gate.acquire());
         let log = Arc::new(Mutex::new(Vec::new()));
         let waker = Waker::from(Arc::new(Named("next", Arc::clone(&log))));
-        assert!(next
-            .as_mut()
-            .poll(&mut Context::from_waker(&waker))
-            .is_pending());
+        assert!(poll_with(next.as_mut(), &waker).is_pending());
         drop(held);
         assert!(
             !gate.holder_waits.load(Ordering::Relaxed),
@@ -786,32 +786,20 @@ mod tests {
         let held = gate.try_acquire().unwrap();
         let mut waiters: Vec<_> = (0..3).map(|_| Box::pin(gate.acquire())).collect();
         for (w, waker) in waiters.iter_mut().zip(&wakers) {
-            assert!(w
-                .as_mut()
-                .poll(&mut Context::from_waker(waker))
-                .is_pending());
+            assert!(poll_with(w.as_mut(), waker).is_pending());
         }
         drop(held);
         assert_eq!(*log.lock().unwrap(), ["second", "first"]);
         // Woken early, not granted: it waits on (no runtime here, so no spin).
-        assert!(waiters[1]
-            .as_mut()
-            .poll(&mut Context::from_waker(&wakers[1]))
-            .is_pending());
-        let first = match waiters[0]
-            .as_mut()
-            .poll(&mut Context::from_waker(&wakers[0]))
-        {
+        assert!(poll_with(waiters[1].as_mut(), &wakers[1]).is_pending());
+        let first = match poll_with(waiters[0].as_mut(), &wakers[0]) {
             Poll::Ready(permit) => permit,
             Poll::Pending => panic!("the first in line was granted"),
         };
         log.lock().unwrap().clear();
         drop(first);
         assert_eq!(*log.lock().unwrap(), ["third", "second"]);
-        assert!(waiters[1]
-            .as_mut()
-            .poll(&mut Context::from_waker(&wakers[1]))
-            .is_ready());
+        assert!(poll_with(waiters[1].as_mut(), &wakers[1]).is_ready());
     }
 
     /// On a multi-thread runtime the first in line spins for its grant before it
@@ -829,17 +817,11 @@ mod tests {
         let waker = Waker::from(Arc::new(Named("waiter", Arc::clone(&log))));
         let mut waiter = Box::pin(gate.acquire());
         // Nobody releases: the spin ends (it is bounded) and the waiter parks.
-        assert!(waiter
-            .as_mut()
-            .poll(&mut Context::from_waker(&waker))
-            .is_pending());
+        assert!(poll_with(waiter.as_mut(), &waker).is_pending());
         assert!(log.lock().unwrap().is_empty());
         drop(held);
         assert_eq!(*log.lock().unwrap(), ["waiter"], "woken once, by the grant");
-        assert!(waiter
-            .as_mut()
-            .poll(&mut Context::from_waker(&waker))
-            .is_ready());
+        assert!(poll_with(waiter.as_mut(), &waker).is_ready());
     }
 
     /// Spinning waiters keep the gate's promises under threads: one holder at a
