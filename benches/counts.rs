@@ -16,6 +16,9 @@
 //! `call_typed N` (the same call of a `ToolSpec::typed` tool),
 //! `direct N` (the work a call wraps, by hand: `serde_json::from_value` of the same
 //! input into the typed struct, the addition, `serde_json::to_value` of the sum),
+//! `queued N` (N spawned calls of `math.add` that each wait in the scope's queue
+//! behind a run holding it, then run in turn) and `unqueued N` (the same tasks,
+//! nothing holding the scope: subtract it to leave what the wait costs),
 //! `sizes` (prints the size of a call's future, held whole by whoever awaits it, and
 //! of what it holds),
 //! `invalid N` (N calls of `math.add` whose input has a wrong type: the slow decode),
@@ -114,6 +117,56 @@ fn calls(n: usize, name: &str, input: &serde_json::Value) {
                 )
                 .await,
             );
+        }
+    });
+}
+
+/// `n` calls of `math.add` that each wait in the scope's queue: spawned while a
+/// run of `math.hold` holds the scope, all polled once (each joins the queue), then
+/// the holder ends and they run in turn. With `wait` = false the same tasks are
+/// spawned with nothing holding the scope (each runs at once when polled): the
+/// difference is what waiting in the queue costs a call. Current-thread runtime:
+/// every wait parks (no spin).
+fn queued(n: usize, wait: bool) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let tm = Toolmark::builder().queue_bound(n + 1).build().unwrap();
+        tm.register_collected().unwrap();
+        let end = std::sync::Arc::new(tokio::sync::Notify::new());
+        let told = std::sync::Arc::clone(&end);
+        tm.scope("math")
+            .register(
+                ToolSpec::typed("hold", "Hold the scope", move |_ctx, _: Add| {
+                    let told = std::sync::Arc::clone(&told);
+                    async move {
+                        told.notified().await;
+                        Ok::<_, ToolError>(0)
+                    }
+                })
+                .effect(Effect::Read),
+            )
+            .unwrap();
+        let call = |name: &'static str, input| {
+            let tm = tm.clone();
+            tokio::spawn(async move { tm.call(name, input, CallOptions::new(Caller::InApp)).await })
+        };
+        let holder = wait.then(|| call("math.hold", json!({"a": 0, "b": 0})));
+        tokio::task::yield_now().await;
+        let tasks: Vec<_> = (0..n as i64)
+            .map(|i| call("math.add", json!({"a": i, "b": 40})))
+            .collect();
+        for _ in 0..n {
+            tokio::task::yield_now().await;
+        }
+        end.notify_one();
+        if let Some(holder) = holder {
+            black_box(holder.await.unwrap());
+        }
+        for task in tasks {
+            black_box(task.await.unwrap());
         }
     });
 }
@@ -367,9 +420,11 @@ fn main() {
         Some("rmcp_call") => rmcp_calls(n, &json!({"a": 2, "b": 40})),
         Some("invalid") => calls(n, "math.add", &json!({"a": "two", "b": 40})),
         Some("sizes") => sizes(),
+        Some("queued") => queued(n, true),
+        Some("unqueued") => queued(n, false),
         // `cargo bench` runs every bench target: nothing to do without a workload.
         _ => eprintln!(
-            "usage: counts register|specs|call|call_typed|direct|rmcp_call|invalid|sizes|confirm|confirm_store|confirm_plain|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
+            "usage: counts register|specs|call|call_typed|direct|rmcp_call|invalid|queued|unqueued|sizes|confirm|confirm_store|confirm_plain|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
         ),
     }
 }

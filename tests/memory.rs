@@ -59,6 +59,55 @@ fn blocks_per_n_tool_calls(rt: &tokio::runtime::Runtime, tool: &str) -> u64 {
     })
 }
 
+/// Heap blocks allocated per `#[tool]` call that waits in its scope's queue: `N`
+/// calls of `math.add` spawned while another run holds the scope (`math.hold`,
+/// until it is told to end), counted from their first polls (where they queue) to
+/// their outcomes; their tasks and inputs are made before the count starts.
+fn blocks_per_waiting_call(rt: &tokio::runtime::Runtime) -> u64 {
+    rt.block_on(async {
+        let tm = Toolmark::builder().queue_bound(N + 1).build().unwrap();
+        tm.register_collected().unwrap();
+        let end = std::sync::Arc::new(tokio::sync::Notify::new());
+        let told = std::sync::Arc::clone(&end);
+        tm.scope("math")
+            .register(ToolSpec::typed(
+                "hold",
+                "Hold the scope",
+                move |_ctx, _: Add| {
+                    let told = std::sync::Arc::clone(&told);
+                    async move {
+                        told.notified().await;
+                        Ok::<_, ToolError>(0)
+                    }
+                },
+            ))
+            .unwrap();
+        let call = |name: &'static str, input| {
+            let tm = tm.clone();
+            tokio::spawn(async move { tm.call(name, input, CallOptions::new(Caller::InApp)).await })
+        };
+        let holder = call("math.hold", json!({"a": 0, "b": 0}));
+        tokio::task::yield_now().await;
+        let waiting: Vec<_> = (0..N as i64)
+            .map(|i| call("math.add", json!({"a": i, "b": 40})))
+            .collect();
+        let before = dhat::HeapStats::get().total_blocks;
+        // Every waiting call is polled once (and queues) before the holder ends.
+        for _ in 0..N {
+            tokio::task::yield_now().await;
+        }
+        end.notify_one();
+        assert!(holder.await.unwrap().is_ok());
+        let mut outcomes = Vec::with_capacity(N);
+        for task in waiting {
+            outcomes.push(task.await.unwrap());
+        }
+        let blocks = dhat::HeapStats::get().total_blocks - before;
+        assert!(outcomes.iter().all(toolmark::Outcome::is_ok));
+        blocks / N as u64
+    })
+}
+
 /// A toolmark room for `N` pending confirmations, with one consequential dynamic
 /// tool `send` (`{"title": …}`, summary `Send "{title}"`) that returns its input.
 fn send_app() -> Toolmark {
@@ -223,7 +272,9 @@ fn bytes_per_tool_and_per_pending_confirmation() {
     let blocks = blocks_per_n_tool_calls(&rt, "math.add");
     let typed_blocks = blocks_per_n_tool_calls(&rt, "typed.add");
     let (request, approval) = blocks_per_deferred_round_trip(&rt);
+    let waiting = blocks_per_waiting_call(&rt);
     println!("bytes per registered typed tool: {tool}");
+    println!("heap blocks per #[tool] call that waits in its scope's queue: {waiting}");
     println!("heap blocks allocated by {N} #[tool] calls: {blocks}");
     println!(
         "heap blocks allocated by {N} calls of a typed tool reading its context: {typed_blocks}"
@@ -257,6 +308,13 @@ fn bytes_per_tool_and_per_pending_confirmation() {
     assert_eq!(
         typed_blocks, 0,
         "{typed_blocks} heap blocks for {N} calls of a typed tool"
+    );
+    // A call that waits in its scope's queue (without a signal of its own)
+    // allocates only its place in line, shared with the gate that grants it: its
+    // wait is kept in the call's own future (a boxed wait was one block more).
+    assert_eq!(
+        waiting, 1,
+        "{waiting} heap blocks per call waiting in its queue"
     );
     // A deferred round trip of a dynamic tool: its request keeps the input once
     // (no decoded copy is made for a call that does not run yet: 4 blocks more

@@ -161,7 +161,7 @@ impl Gate {
     ) -> Acquire<'a, 't, E> {
         Acquire {
             gate: self,
-            slot: None,
+            place: Place::default(),
             tokens,
             ends,
         }
@@ -289,39 +289,42 @@ impl Slot {
     }
 }
 
-/// The future of [`Gate::acquire`] and [`Gate::acquire_until`].
-pub(crate) struct Acquire<'a, 't, E> {
-    gate: &'a Gate,
-    slot: Option<Arc<Slot>>,
-    tokens: &'t [&'t CancellationToken],
-    ends: E,
-}
+/// A waiter's place in a gate's line: empty until it joins the queue. Whoever
+/// holds one polls it with [`Gate::poll_acquire`] and, if it is dropped before the
+/// gate is taken, gives it up with [`Gate::abandon`] (it holds no reference to its
+/// gate, so that a wait can be kept in a few bytes).
+#[derive(Default)]
+pub(crate) struct Place(Option<Arc<Slot>>);
 
-impl<'a, E: Ends + Unpin> Future for Acquire<'a, '_, E> {
-    type Output = Result<GatePermit<'a>, E::Why>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let gate = self.gate;
-        if let Some(why) = self.ends.stop() {
-            if let Some(slot) = self.slot.take() {
-                gate.leave(&slot);
-            }
+impl Gate {
+    /// One poll of a wait for the gate from `place` (see
+    /// [`acquire_until`](Self::acquire_until), whose future is this poll and
+    /// `place`).
+    pub(crate) fn poll_acquire<E: Ends>(
+        &self,
+        place: &mut Place,
+        tokens: &[&CancellationToken],
+        ends: &E,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<GatePermit<'_>, E::Why>> {
+        if let Some(why) = ends.stop() {
+            self.abandon(place);
             return Poll::Ready(Err(why));
         }
-        if let Some(slot) = &self.slot {
+        if let Some(slot) = &place.0 {
             let spin = slot.head.swap(false, Ordering::Relaxed) && spin_helps();
-            if gate.granted_or_park(slot, spin, cx.waker()) {
-                self.slot = None;
-                return Poll::Ready(Ok(GatePermit(gate)));
+            if self.granted_or_park(slot, spin, cx.waker()) {
+                place.0 = None;
+                return Poll::Ready(Ok(GatePermit(self)));
             }
             return Poll::Pending;
         }
-        if let Some(permit) = gate.try_acquire() {
+        if let Some(permit) = self.try_acquire() {
             return Poll::Ready(Ok(permit));
         }
         let may_spin = spin_helps();
-        let mut queue = lock(&gate.queue);
-        if let Some(why) = self.ends.full(queue.len()) {
+        let mut queue = lock(&self.queue);
+        if let Some(why) = ends.full(queue.len()) {
             return Poll::Ready(Err(why));
         }
         // The first in line may spin for its grant (see `spin_for_grant`); its
@@ -334,37 +337,61 @@ impl<'a, E: Ends + Unpin> Future for Acquire<'a, '_, E> {
             waker: Mutex::new((!spin).then(|| cx.waker().clone())),
         });
         queue.push_back(Arc::clone(&slot));
-        let before = gate.state.fetch_add(WAITER, Ordering::AcqRel);
+        let before = self.state.fetch_add(WAITER, Ordering::AcqRel);
         if before & HELD == 0 {
             // Freed between our look and our enqueue: nobody will hand it on, so
             // take it for the first in line (which may be us).
-            gate.state.fetch_or(HELD, Ordering::AcqRel);
-            gate.hand_on(&mut queue);
+            self.state.fetch_or(HELD, Ordering::AcqRel);
+            self.hand_on(&mut queue);
         }
         drop(queue);
         if slot.granted.load(Ordering::Acquire) {
-            return Poll::Ready(Ok(GatePermit(gate)));
+            return Poll::Ready(Ok(GatePermit(self)));
         }
-        if spin && gate.granted_or_park(&slot, true, cx.waker()) {
-            return Poll::Ready(Ok(GatePermit(gate)));
+        if spin && self.granted_or_park(&slot, true, cx.waker()) {
+            return Poll::Ready(Ok(GatePermit(self)));
         }
         // In the queue (so a cancellation from here on wakes us), then look again:
         // `stop` turned true before any token is cancelled.
-        gate.watch(self.tokens);
-        if let Some(why) = self.ends.stop() {
-            gate.leave(&slot);
+        self.watch(tokens);
+        if let Some(why) = ends.stop() {
+            self.leave(&slot);
             return Poll::Ready(Err(why));
         }
-        self.slot = Some(slot);
+        place.0 = Some(slot);
         Poll::Pending
+    }
+
+    /// Give up `place` (its wait ended without the gate, or was dropped): it leaves
+    /// the queue, and a grant it did not see passes on.
+    pub(crate) fn abandon(&self, place: &mut Place) {
+        if let Some(slot) = place.0.take() {
+            self.leave(&slot);
+        }
+    }
+}
+
+/// The future of [`Gate::acquire`] and [`Gate::acquire_until`].
+pub(crate) struct Acquire<'a, 't, E> {
+    gate: &'a Gate,
+    place: Place,
+    tokens: &'t [&'t CancellationToken],
+    ends: E,
+}
+
+impl<'a, E: Ends + Unpin> Future for Acquire<'a, '_, E> {
+    type Output = Result<GatePermit<'a>, E::Why>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        this.gate
+            .poll_acquire(&mut this.place, this.tokens, &this.ends, cx)
     }
 }
 
 impl<E> Drop for Acquire<'_, '_, E> {
     fn drop(&mut self) {
-        if let Some(slot) = self.slot.take() {
-            self.gate.leave(&slot);
-        }
+        self.gate.abandon(&mut self.place);
     }
 }
 

@@ -362,6 +362,56 @@ impl crate::call::gate::Ends for Stops<'_> {
     }
 }
 
+/// The wait for its scope's queue of a call without a signal of its own: what
+/// `acquire_slow` waits for, ended by the scope's disposal or the toolmark's
+/// shutdown, in three words (the tokens it watches and its [`Stops`] are rebuilt
+/// from `inner` and `node` on each poll), so that a waiting call allocates nothing
+/// for its wait.
+struct QueueWait<'a> {
+    inner: &'a Inner,
+    node: &'a ScopeNode,
+    place: crate::call::gate::Place,
+}
+
+impl<'a> QueueWait<'a> {
+    fn new(inner: &'a Inner, node: &'a ScopeNode) -> Self {
+        QueueWait {
+            inner,
+            node,
+            place: Default::default(),
+        }
+    }
+}
+
+impl<'a> Future for QueueWait<'a> {
+    type Output = Result<GatePermit<'a>, Refusal>;
+
+    fn poll(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        let (inner, node) = (this.inner, this.node);
+        let ends = Stops {
+            inner,
+            node,
+            signal: None,
+        };
+        node.queue.poll_acquire(
+            &mut this.place,
+            &[&node.dispose_token, &inner.shutdown],
+            &ends,
+            cx,
+        )
+    }
+}
+
+impl Drop for QueueWait<'_> {
+    fn drop(&mut self) {
+        self.node.queue.abandon(&mut self.place);
+    }
+}
+
 /// What steps 1–4 decided.
 enum Front {
     /// Shape and limits checked, to be decoded and built into its run in one step
@@ -815,6 +865,9 @@ impl Inner {
         }
     }
 
+    /// The wait for the queue of a call with a signal of its own (boxed by its
+    /// caller: it watches the signal too). A call without one waits in a
+    /// [`QueueWait`], kept in the call's own future.
     async fn acquire_slow<'a>(
         &self,
         node: &'a ScopeNode,
@@ -944,11 +997,18 @@ impl Inner {
             let permit = match slot {
                 Slot::Free(permit) => Some(permit),
                 Slot::Nested => None,
-                // Boxed: only a call that waits for its slot builds that future.
-                Slot::Taken => match Box::pin(self.acquire_slow(node, signal)).await {
-                    Ok(permit) => Some(permit),
-                    Err(r) => return set.outcome(r.into()),
-                },
+                // Without a signal to watch, the wait is three words, kept here;
+                // with one, boxed: only a call that waits builds that future.
+                Slot::Taken => {
+                    let waited = match signal {
+                        None => QueueWait::new(self, node).await,
+                        Some(_) => Box::pin(self.acquire_slow(node, signal)).await,
+                    };
+                    match waited {
+                        Ok(permit) => Some(permit),
+                        Err(r) => return set.outcome(r.into()),
+                    }
+                }
             };
             self.emit(|| Event::CallStarted {
                 tool: entry.name.to_string(),
@@ -1238,5 +1298,62 @@ mod tests {
         go.notify_one();
         assert!(call.await.unwrap().is_ok());
         assert!(!waits(), "released with the gate");
+    }
+
+    /// A call without a signal waits for its queue in its own future (no boxed
+    /// wait): dropped while it waits, it leaves the queue and never runs, and the
+    /// call behind it runs once the holder ends; a disposal ends such a wait.
+    #[tokio::test(start_paused = true)]
+    async fn a_queued_call_without_a_signal_leaves_its_queue_when_dropped() {
+        let tm = Toolmark::builder().build().unwrap();
+        let go = Arc::new(tokio::sync::Notify::new());
+        let ran = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (wait, log) = (Arc::clone(&go), Arc::clone(&ran));
+        tm.scope("s")
+            .register(ToolSpec::new("run", "Run").effect(Effect::Write).handler(
+                move |_ctx, input| {
+                    let (go, log) = (Arc::clone(&wait), Arc::clone(&log));
+                    async move {
+                        log.lock().unwrap().push(input["id"].clone());
+                        if input["hold"] == true {
+                            go.notified().await;
+                        }
+                        Ok(input)
+                    }
+                },
+            ))
+            .unwrap();
+        let call = |input: serde_json::Value| {
+            let tm = tm.clone();
+            tokio::spawn(async move {
+                tm.call("s.run", input, CallOptions::new(Caller::InApp))
+                    .await
+            })
+        };
+        let holder = call(json!({"id": 1, "hold": true}));
+        tokio::task::yield_now().await;
+        let dropped = call(json!({"id": 2}));
+        let behind = call(json!({"id": 3}));
+        tokio::task::yield_now().await;
+        dropped.abort();
+        assert!(dropped.await.unwrap_err().is_cancelled());
+        go.notify_one();
+        assert!(holder.await.unwrap().is_ok());
+        let behind = tokio::time::timeout(std::time::Duration::from_secs(5), behind).await;
+        assert!(behind.expect("the call behind ran").unwrap().is_ok());
+        assert_eq!(*ran.lock().unwrap(), [json!(1), json!(3)]);
+
+        let holder = call(json!({"id": 4, "hold": true}));
+        tokio::task::yield_now().await;
+        let queued = call(json!({"id": 5}));
+        tokio::task::yield_now().await;
+        tm.scope("s").dispose();
+        let out = queued.await.unwrap();
+        assert_eq!(
+            out.refusal().map(|r| r.code),
+            Some(crate::RefusalCode::ScopeDisposed)
+        );
+        assert!(!holder.await.unwrap().is_ok());
+        assert_eq!(*ran.lock().unwrap(), [json!(1), json!(3), json!(4)]);
     }
 }
