@@ -18,7 +18,8 @@
 //! For instruction counts (exact on a noisy machine), `SCOPES_COUNT=<side>:<S>:<rounds>`
 //! (`side` = `direct` or `toolmark`) skips criterion and runs that many rounds of one
 //! side at `S` scopes on the same runtime, after one untimed round: run it under
-//! `valgrind --tool=callgrind` with two round counts and take the difference.
+//! `valgrind --tool=callgrind` with two round counts and take the difference. With
+//! `SCOPES_ROUNDS` set too, each round's wall-clock time is printed (stderr).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use serde_json::{json, Value};
@@ -117,11 +118,15 @@ fn count_mode() -> bool {
     let rt = runtime();
     let (tm, names) = toolmark(scopes, None);
     let names = Arc::new(names);
-    for _ in 0..=rounds {
+    for round in 0..=rounds {
+        let started = std::time::Instant::now();
         match side {
             "direct" => rt.block_on(direct()),
             "toolmark" => rt.block_on(calls(&tm, &names)),
             _ => panic!("SCOPES_COUNT side is direct or toolmark, not {side}"),
+        }
+        if std::env::var_os("SCOPES_ROUNDS").is_some() {
+            eprintln!("round {round}: {:?}", started.elapsed());
         }
     }
     true
