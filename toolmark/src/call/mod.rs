@@ -333,6 +333,15 @@ struct Stops<'a> {
     signal: Option<&'a CancellationToken>,
 }
 
+impl<'a> Stops<'a> {
+    /// The tokens whose cancellation wakes a waiting call to look at its stops: the
+    /// scope's disposal and the toolmark's shutdown (the same for every call of the
+    /// scope, watched once by its gate).
+    fn tokens(&self) -> [&'a CancellationToken; 2] {
+        [&self.node.dispose_token, &self.inner.shutdown]
+    }
+}
+
 impl crate::call::gate::Ends for Stops<'_> {
     type Why = Refusal;
 
@@ -391,18 +400,14 @@ impl<'a> Future for QueueWait<'a> {
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
         let this = self.get_mut();
-        let (inner, node) = (this.inner, this.node);
         let ends = Stops {
-            inner,
-            node,
+            inner: this.inner,
+            node: this.node,
             signal: None,
         };
-        node.queue.poll_acquire(
-            &mut this.place,
-            &[&node.dispose_token, &inner.shutdown],
-            &ends,
-            cx,
-        )
+        this.node
+            .queue
+            .poll_acquire(&mut this.place, &ends.tokens(), &ends, cx)
     }
 }
 
@@ -875,12 +880,12 @@ impl Inner {
     ) -> Result<GatePermit<'a>, Refusal> {
         // Disposal and shutdown are watched once by the gate (their flags are set
         // before their tokens are cancelled); the caller's own signal by this call.
-        let tokens = [&node.dispose_token, &self.shutdown];
         let ends = Stops {
             inner: self,
             node,
             signal,
         };
+        let tokens = ends.tokens();
         tokio::select! {
             biased;
             r = node.queue.acquire_until(&tokens, ends) => r,

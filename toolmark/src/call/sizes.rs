@@ -30,6 +30,12 @@ pub(crate) fn call_sizes(
     let entry = inner.lookup(name)?;
     let node = &entry.scope;
     let opts = || CallOptions::new(Caller::InApp);
+    let stops = Stops {
+        inner,
+        node,
+        signal: None,
+    };
+    let tokens = stops.tokens();
     let mut sizes = vec![
         (
             "tm.call future",
@@ -55,14 +61,7 @@ pub(crate) fn call_sizes(
         ),
         (
             "gate wait future",
-            size_of_val(&node.queue.acquire_until(
-                &[&node.dispose_token, &inner.shutdown],
-                Stops {
-                    inner,
-                    node,
-                    signal: None,
-                },
-            )),
+            size_of_val(&node.queue.acquire_until(&tokens, stops)),
         ),
         (
             "queue wait (no signal, inline)",
