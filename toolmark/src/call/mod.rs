@@ -258,7 +258,6 @@ impl Toolmark {
     /// The sizes of a call's future and of what it holds (for the `counts` bench;
     /// not part of the API).
     #[doc(hidden)]
-    #[doc(hidden)]
     pub fn __call_sizes(&self, name: &str, input: &Value) -> Option<Vec<(&'static str, usize)>> {
         sizes::call_sizes(self, name, input)
     }
@@ -1216,8 +1215,8 @@ impl Held {
         }
     }
 
-    /// The run's deadline as given (`None`: none).
-    /// The run's time limit (`signal`: the call's, as given to [`Inner::hold`]).
+    /// The run's time limit, `None` for none (`signal`: the call's, as given to
+    /// [`Inner::hold`]).
     fn limit(&self, inner: &Inner, signal: Option<&CancellationToken>) -> Option<Duration> {
         match self {
             Held::Shared(s) => s.0.deadline.limit(),
@@ -1266,33 +1265,56 @@ mod tests {
 
     use crate::{CallOptions, Caller, Effect, ToolSpec, Toolmark};
 
-    /// A run whose first poll is pending marks its scope's gate, so that calls
-    /// queued behind it park rather than spin; the mark goes with the gate.
-    #[tokio::test(start_paused = true)]
-    async fn a_run_that_waits_marks_its_scope_so_waiters_park() {
+    type Ran = Arc<std::sync::Mutex<Vec<serde_json::Value>>>;
+
+    /// A toolmark with one write tool `s.run` that records each run's `id` and,
+    /// when its input has `"hold": true`, waits until `go` is notified; and a
+    /// spawner of its calls.
+    fn holding_app() -> (
+        Toolmark,
+        Arc<tokio::sync::Notify>,
+        Ran,
+        impl Fn(serde_json::Value) -> tokio::task::JoinHandle<crate::Outcome>,
+    ) {
         let tm = Toolmark::builder().build().unwrap();
         let go = Arc::new(tokio::sync::Notify::new());
-        let wait = Arc::clone(&go);
+        let ran = Ran::default();
+        let (wait, log) = (Arc::clone(&go), Arc::clone(&ran));
         tm.scope("s")
-            .register(ToolSpec::new("wait", "Wait").effect(Effect::Read).handler(
+            .register(ToolSpec::new("run", "Run").effect(Effect::Write).handler(
                 move |_ctx, input| {
-                    let go = Arc::clone(&wait);
+                    let (go, log) = (Arc::clone(&wait), Arc::clone(&log));
                     async move {
-                        go.notified().await;
+                        log.lock().unwrap().push(input["id"].clone());
+                        if input["hold"] == true {
+                            go.notified().await;
+                        }
                         Ok(input)
                     }
                 },
             ))
             .unwrap();
-        let entry = tm.inner.lookup("s.wait").unwrap();
-        let waits = || entry.scope.queue.holder_waits.load(Ordering::Relaxed);
-        let call = tokio::spawn({
+        let call = {
             let tm = tm.clone();
-            async move {
-                tm.call("s.wait", json!({}), CallOptions::new(Caller::InApp))
-                    .await
+            move |input: serde_json::Value| {
+                let tm = tm.clone();
+                tokio::spawn(async move {
+                    tm.call("s.run", input, CallOptions::new(Caller::InApp))
+                        .await
+                })
             }
-        });
+        };
+        (tm, go, ran, call)
+    }
+
+    /// A run whose first poll is pending marks its scope's gate, so that calls
+    /// queued behind it park rather than spin; the mark goes with the gate.
+    #[tokio::test(start_paused = true)]
+    async fn a_run_that_waits_marks_its_scope_so_waiters_park() {
+        let (tm, go, _, call) = holding_app();
+        let entry = tm.inner.lookup("s.run").unwrap();
+        let waits = || entry.scope.queue.holder_waits.load(Ordering::Relaxed);
+        let call = call(json!({"id": 1, "hold": true}));
         for _ in 0..100 {
             if waits() {
                 break;
@@ -1310,31 +1332,7 @@ mod tests {
     /// call behind it runs once the holder ends; a disposal ends such a wait.
     #[tokio::test(start_paused = true)]
     async fn a_queued_call_without_a_signal_leaves_its_queue_when_dropped() {
-        let tm = Toolmark::builder().build().unwrap();
-        let go = Arc::new(tokio::sync::Notify::new());
-        let ran = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (wait, log) = (Arc::clone(&go), Arc::clone(&ran));
-        tm.scope("s")
-            .register(ToolSpec::new("run", "Run").effect(Effect::Write).handler(
-                move |_ctx, input| {
-                    let (go, log) = (Arc::clone(&wait), Arc::clone(&log));
-                    async move {
-                        log.lock().unwrap().push(input["id"].clone());
-                        if input["hold"] == true {
-                            go.notified().await;
-                        }
-                        Ok(input)
-                    }
-                },
-            ))
-            .unwrap();
-        let call = |input: serde_json::Value| {
-            let tm = tm.clone();
-            tokio::spawn(async move {
-                tm.call("s.run", input, CallOptions::new(Caller::InApp))
-                    .await
-            })
-        };
+        let (tm, go, ran, call) = holding_app();
         let holder = call(json!({"id": 1, "hold": true}));
         tokio::task::yield_now().await;
         let dropped = call(json!({"id": 2}));
