@@ -21,16 +21,18 @@
 //! why undo lives here and not with forms).
 //!
 //! Every call in flight holds `tm.call`'s future whole (a spawned call is a task of
-//! that size), so the plain path (allowed, not guarded, its scope free, its run done
-//! on the first poll) keeps only what it needs across its await: the run's state,
-//! the run inline, its queue permit and marker (the slot is taken and the run
-//! first polled in synchronous steps, no future of their own). Every other path (a
-//! confirmation, a queue wait that parks, a run that does not finish at once) is
-//! boxed when taken.
+//! that size), so the plain path (allowed, not guarded, its run done on the first
+//! poll) keeps only what it needs across its awaits: the run's state (which
+//! borrows the call's input where the call was given it), the run inline, its
+//! queue permit and marker, or (while its scope is busy) its place in line (the
+//! slot is taken and the run first polled in synchronous steps, no future of
+//! their own). Every other path (a confirmation, a wait that watches a signal, a
+//! run that does not finish at once) is boxed when taken.
 //! The hot fns return `async` blocks rather than being `async fn`s (which keep a
-//! second copy of their arguments), and no await sits in a `match` on a large value
-//! (its scrutinee would be kept too). [`sizes`] prints the layout's parts (the
-//! `counts` bench's `sizes` workload).
+//! second copy of their arguments), and every local in them lives across one
+//! await at most (rustc keeps a local that lives across two, or a `match`
+//! scrutinee an await sits in, beside every state). [`sizes`] prints the layout's
+//! parts (the `counts` bench's `sizes` workload).
 
 pub(crate) mod client;
 pub(crate) mod context;
@@ -51,6 +53,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -416,6 +419,26 @@ impl Drop for QueueWait<'_> {
     }
 }
 
+/// A call's wait for its scope's slot, awaited once whichever it is: inline for a
+/// call without a signal ([`QueueWait`]), boxed for one with a signal (it watches
+/// the signal too).
+enum SlotWait<'a> {
+    Queue(QueueWait<'a>),
+    Boxed(Pin<Box<dyn Future<Output = Result<GatePermit<'a>, Refusal>> + Send + 'a>>),
+}
+
+impl<'a> Future for SlotWait<'a> {
+    type Output = Result<GatePermit<'a>, Refusal>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            SlotWait::Queue(wait) => Pin::new(wait).poll(cx),
+            SlotWait::Boxed(wait) => wait.as_mut().poll(cx),
+        }
+    }
+}
+
 /// What steps 1–4 decided.
 enum Front {
     /// Shape and limits checked, to be decoded and built into its run in one step
@@ -423,7 +446,6 @@ enum Front {
     /// run's state is built where it stays, in the call's future.
     Prepared {
         entry: Arc<ToolEntry>,
-        input: Value,
         /// The decode must track unknown fields.
         track: bool,
     },
@@ -464,7 +486,7 @@ impl Inner {
     pub(crate) fn call<'a>(
         self: &'a Arc<Self>,
         name: &'a str,
-        input: Value,
+        mut input: Value,
         opts: CallOptions,
     ) -> impl Future<Output = Outcome> + Send + 'a {
         async move {
@@ -472,12 +494,10 @@ impl Inner {
             let caller = opts.caller;
             // Steps 1–4. No await in this `match` but the boxed one: its scrutinee
             // (a `Front`) is not kept in the future.
-            let (entry, input, track) = match self.front(name, input, &opts) {
-                Front::Prepared {
-                    entry,
-                    input,
-                    track,
-                } => (entry, input, track),
+            // On the plain path the input stays where it came (the run's state reads
+            // it there); every other path takes it.
+            let (entry, track) = match self.front(name, &mut input, &opts) {
+                Front::Prepared { entry, track } => (entry, track),
                 Front::Done(outcome) => return self.leave(name, caller, started, outcome),
                 // Boxed: a confirmation's states (and the inline and store paths)
                 // stay out of every call's future.
@@ -493,7 +513,7 @@ impl Inner {
                 opts.signal.as_ref(),
                 opts.progress(),
                 opts.reach,
-                input,
+                &mut input,
             );
             // The run is written once into its pinned place (matched and bound,
             // it was moved there through two copies).
@@ -506,7 +526,13 @@ impl Inner {
                 return self.leave(name, caller, started, missing_run());
             };
             let outcome = self
-                .run_call(&held, run, opts.signal.as_ref(), opts.nested, None)
+                .run_call(
+                    &held,
+                    run,
+                    opts.signal.as_ref(),
+                    opts.nested,
+                    held.secret_set(),
+                )
                 .await;
             self.leave(name, caller, started, outcome)
         }
@@ -620,8 +646,8 @@ impl Inner {
         match confirmed {
             // 5–7. enqueue, run, outcome
             Ok((input, decoded)) => {
-                // An approver may have edited the input: its secrets are the run's.
-                let set = if asked { None } else { Some(set) };
+                // An approver may have edited the input: its secrets are the run's
+                // (read from the held input below).
                 let mut input = input;
                 let keep = self.run_reads_input(&entry, caller);
                 let decoded = crate::tools::spec::for_run(decoded, &mut input, keep);
@@ -632,9 +658,10 @@ impl Inner {
                     opts.signal.as_ref(),
                     opts.progress(),
                     opts.reach,
-                    input,
+                    &mut input,
                 );
                 let fut = std::pin::pin!(ToolFuture::from(run(held.ctx(), decoded)));
+                let set = if asked { held.secret_set() } else { set };
                 self.run_call(&held, fut, opts.signal.as_ref(), opts.nested, set)
                     .await
             }
@@ -665,7 +692,10 @@ impl Inner {
 
     /// Steps 1–4, synchronous: lookup, allow, validate, and the deferred
     /// confirmation (an inline one is awaited by the caller).
-    fn front(self: &Arc<Self>, name: &str, input: Value, opts: &CallOptions) -> Front {
+    ///
+    /// A call that goes on to the plain path (`Front::Prepared`) leaves `input`
+    /// where it is (normalized); every other outcome takes it.
+    fn front(self: &Arc<Self>, name: &str, input: &mut Value, opts: &CallOptions) -> Front {
         let caller = opts.caller;
         if self.is_shut_down() {
             return Front::Done(Observed::fixed(
@@ -680,10 +710,12 @@ impl Inner {
                 format!("No tool named `{}` is available now", short(name)),
             )));
         };
-        let input = normalize_input(input);
+        if input.is_null() {
+            *input = Value::Object(Default::default());
+        }
         // 2. allow
         if let Err(r) = self.allow(&entry, caller, opts.confirm().is_some() || opts.defer) {
-            return Front::Done(entry.secret_set(&input).outcome(r.into()));
+            return Front::Done(entry.secret_set(input).outcome(r.into()));
         }
         let inline = entry.guarded() && caller != Caller::Human;
         // 3. validate — in one step with building the run, when nothing needs
@@ -692,6 +724,7 @@ impl Inner {
         if !inline && entry.prepare.is_some() {
             return self.validate_ready(entry, input);
         }
+        let input = std::mem::take(input);
         // The call's secret set: every outcome below is built through it.
         let set = entry.secret_set(&input);
         let (input, decoded) = match self.validate_with(&entry, input, &set) {
@@ -823,14 +856,10 @@ impl Inner {
     /// The shape and limits of a call to decode and build in one step
     /// (`ToolEntry::prepare`, see [`prepare`]). A refusal is built through the
     /// call's secret set, read then.
-    fn validate_ready(&self, entry: Arc<ToolEntry>, input: Value) -> Front {
-        match self.check_shape(&entry, &input, None) {
-            Ok(track) => Front::Prepared {
-                entry,
-                input,
-                track,
-            },
-            Err(r) => Front::Done(entry.secret_set(&input).outcome(r.into())),
+    fn validate_ready(&self, entry: Arc<ToolEntry>, input: &Value) -> Front {
+        match self.check_shape(&entry, input, None) {
+            Ok(track) => Front::Prepared { entry, track },
+            Err(r) => Front::Done(entry.secret_set(input).outcome(r.into())),
         }
     }
 
@@ -895,22 +924,22 @@ impl Inner {
     /// The run's state: shared with its `ToolContext` when the tool reads one,
     /// else only what the call's own steps read, kept in the call's own future.
     #[inline]
-    fn hold(
+    fn hold<'i>(
         &self,
         entry: Arc<ToolEntry>,
         caller: Caller,
         signal: Option<&CancellationToken>,
         progress: Option<ProgressFn>,
         reach: Option<Arc<Reach>>,
-        input: Value,
-    ) -> Held {
+        input: &'i mut Value,
+    ) -> Held<'i> {
         if entry.uses_context {
             let limit = self.limit_for(&entry, signal);
             Held::Shared(SharedCall(CallShared::new_shared(
                 caller,
                 Origin::Tool(entry),
                 signal,
-                input,
+                std::mem::take(input),
                 limit,
                 progress,
                 reach,
@@ -952,6 +981,7 @@ impl Inner {
     /// `async` block for the whole run (no nested future per step, its arguments
     /// not kept twice).
     #[allow(clippy::manual_async_fn)]
+    #[inline]
     pub(crate) fn call_as_human<'a>(
         self: &'a Arc<Self>,
         entry: &'a Arc<ToolEntry>,
@@ -962,10 +992,18 @@ impl Inner {
             let started = self.wants_events().then(tokio::time::Instant::now);
             let keep = self.run_reads_input(entry, Caller::Human);
             let decoded = crate::tools::spec::for_run(decoded, &mut input, keep);
-            let run = Arc::clone(&entry.run);
-            let held = self.hold(Arc::clone(entry), Caller::Human, None, None, None, input);
-            let fut = std::pin::pin!(ToolFuture::from(run(held.ctx(), decoded)));
-            let outcome = self.run_call(&held, fut, None, false, None).await;
+            let held = self.hold(
+                Arc::clone(entry),
+                Caller::Human,
+                None,
+                None,
+                None,
+                &mut input,
+            );
+            let fut = std::pin::pin!(ToolFuture::from((entry.run)(held.ctx(), decoded)));
+            let outcome = self
+                .run_call(&held, fut, None, false, held.secret_set())
+                .await;
             self.call_finished(&entry.name, Caller::Human, started, outcome.get());
             outcome
         }
@@ -984,83 +1022,123 @@ impl Inner {
         mut fut: Pin<&'a mut ToolFuture>,
         signal: Option<&'a CancellationToken>,
         nested: bool,
-        set: Option<SecretSet>,
+        set: SecretSet,
     ) -> impl Future<Output = Observed<Outcome>> + Send + 'a {
+        // Each local below lives across one await at most (rustc keeps a local that
+        // lives across two beside every state), so the run's states share bytes.
         async move {
-            let Some(entry) = held.entry() else {
-                return Observed::fixed(RefusalCode::Cancelled, "internal: a call without a tool");
-            };
-            let set = set.unwrap_or_else(|| entry.secret_set(held.input()));
-            let node = &entry.scope;
-            // The slot, then the run's first poll: one synchronous step each, no
-            // future of their own on the plain path.
-            let slot = match self.acquire_now(node, signal, nested) {
-                Ok(slot) => slot,
-                Err(r) => return set.outcome(r.into()),
-            };
-            let permit = match slot {
-                Slot::Free(permit) => Some(permit),
-                Slot::Nested => None,
-                // Without a signal to watch, the wait is three words, kept here;
-                // with one, boxed: only a call that waits builds that future.
-                Slot::Taken => {
-                    let waited = match signal {
-                        None => QueueWait::new(self, node).await,
-                        Some(_) => Box::pin(self.acquire_slow(node, signal)).await,
+            // The slot: one synchronous step on the plain path (no await); a call
+            // that waits for it waits in one await (only the wait is kept across it).
+            let permit = 'slot: {
+                let wait = {
+                    let Some(entry) = held.entry() else {
+                        return missing_tool();
                     };
-                    match waited {
-                        Ok(permit) => Some(permit),
+                    let node = &entry.scope;
+                    match self.acquire_now(node, signal, nested) {
+                        Ok(Slot::Free(permit)) => break 'slot Some(permit),
+                        Ok(Slot::Nested) => break 'slot None,
+                        Ok(Slot::Taken) => match signal {
+                            None => SlotWait::Queue(QueueWait::new(self, node)),
+                            Some(_) => SlotWait::Boxed(Box::pin(self.acquire_slow(node, signal))),
+                        },
                         Err(r) => return set.outcome(r.into()),
                     }
+                };
+                match wait.await {
+                    Ok(permit) => Some(permit),
+                    Err(r) => return set.outcome(r.into()),
                 }
             };
-            self.emit(|| Event::CallStarted {
-                tool: entry.name.to_string(),
-                caller: held.caller(),
-            });
             // The call's secrets, for its panic messages (only a tool with sensitive
             // paths or state has any).
-            let mut marker = current::RunMarker::new(
-                Some(node),
-                set.shared_texts().filter(|_| self.config.scrub_panics),
-            );
-            let limit = held.limit(self, signal);
-            let polled = std::future::poll_fn(|cx| {
-                std::task::Poll::Ready(first_poll(&mut marker, limit, fut.as_mut(), cx))
-            })
-            .await;
-            let end = match polled {
-                Polled::Ended(end) => end,
-                // Boxed with the whole of what a pending run needs (a context-less
-                // run's deadline and signal are built only now).
-                Polled::Pending(t0) => {
-                    // Its run waits for something: a call queued behind it parks
-                    // rather than spin (see `Gate::spin_for_grant`).
-                    if permit.is_some() {
-                        node.queue.holder_waits();
-                    }
-                    Box::pin(async {
-                        let mut built = None;
-                        let shared = held.full(signal, limit, &mut built);
-                        self.run_on(node, shared, signal, t0, &mut marker, fut.as_mut())
-                            .await
-                    })
-                    .await
-                }
+            let mut marker = {
+                let Some(entry) = held.entry() else {
+                    return missing_tool();
+                };
+                self.emit(|| Event::CallStarted {
+                    tool: entry.name.to_string(),
+                    caller: held.caller(),
+                });
+                current::RunMarker::new(
+                    Some(&entry.scope),
+                    set.shared_texts().filter(|_| self.config.scrub_panics),
+                )
             };
-            if matches!(end, crate::call::run::RunEnd::Panicked(_))
-                && let Some(flag) = held.reach().and_then(|r| r.panicked.as_ref())
-            {
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
-            }
-            // The state a tool works on may have changed while the call waited or ran
-            // (the user typed another card): its secrets now are secrets of the outcome.
-            let set = match entry.state_secrets() {
-                Some(state) => set.with_more(read_state(state)),
-                None => set,
+            // The run's first poll, synchronous; its result and the limit are not
+            // kept beside a pending run's states (matched here, read again there).
+            let t0 = match {
+                let limit = held.limit(self, signal);
+                let (marker, mut run) = (&mut marker, fut.as_mut());
+                std::future::poll_fn(move |cx| {
+                    std::task::Poll::Ready(first_poll(&mut *marker, limit, run.as_mut(), cx))
+                })
+                .await
+            } {
+                Polled::Ended(end) => return self.end_run(held, end, set),
+                Polled::Pending(t0) => t0,
             };
-            finish(end, &set)
+            // Its run waits for something: a call queued behind it parks rather than
+            // spin (see `Gate::spin_for_grant`).
+            let end = self
+                .run_pending(held, signal, t0, permit.is_some(), &mut marker, fut)
+                .await;
+            self.end_run(held, end, set)
         }
+    }
+
+    /// The rest of a run that pends on its first poll, boxed with the whole of what
+    /// it needs (a context-less run's deadline and signal are built only now). A
+    /// run that holds its scope's slot (`holds`) marks it: a call queued behind it
+    /// parks rather than spin (see `Gate::spin_for_grant`).
+    fn run_pending<'a>(
+        &'a self,
+        held: &'a Held,
+        signal: Option<&'a CancellationToken>,
+        t0: Option<u64>,
+        holds: bool,
+        marker: &'a mut current::RunMarker,
+        fut: Pin<&'a mut ToolFuture>,
+    ) -> Pin<Box<dyn Future<Output = crate::call::run::RunEnd> + Send + 'a>> {
+        // A held state without a tool never gets here (its call was refused before
+        // its slot); kept total without a panic.
+        let Some(entry) = held.entry() else {
+            return Box::pin(std::future::ready(crate::call::run::RunEnd::Aborted(
+                crate::call::run::Abort::Shutdown,
+            )));
+        };
+        let node: &ScopeNode = &entry.scope;
+        if holds {
+            node.queue.holder_waits();
+        }
+        Box::pin(async move {
+            let limit = held.limit(self, signal);
+            let mut built = None;
+            let shared = held.full(signal, limit, &mut built);
+            self.run_on(node, shared, signal, t0, marker, fut).await
+        })
+    }
+
+    /// The outcome of a run that ended (`end`), built through the call's secret set.
+    #[inline(always)]
+    fn end_run(
+        &self,
+        held: &Held,
+        end: crate::call::run::RunEnd,
+        set: SecretSet,
+    ) -> Observed<Outcome> {
+        if matches!(end, crate::call::run::RunEnd::Panicked(_))
+            && let Some(flag) = held.reach().and_then(|r| r.panicked.as_ref())
+        {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        // The state a tool works on may have changed while the call waited or ran
+        // (the user typed another card): its secrets now are secrets of the outcome.
+        let set = match held.entry().and_then(|e| e.state_secrets()) {
+            Some(state) => set.with_more(read_state(state)),
+            None => set,
+        };
+        finish(end, &set)
     }
 }
 
@@ -1084,6 +1162,12 @@ fn prepare(held: &Held, track: bool) -> Result<ToolFuture, Observed<Outcome>> {
         Ok(fut) => Ok(fut),
         Err(issues) => Err(refuse_prepared(entry, held.input(), issues)),
     }
+}
+
+/// The refusal of a run without a tool (never happens: kept total without a panic).
+#[cold]
+fn missing_tool() -> Observed<Outcome> {
+    Observed::fixed(RefusalCode::Cancelled, "internal: a call without a tool")
 }
 
 /// The refusal of a call whose run is not where it was just put (never happens:
@@ -1149,25 +1233,26 @@ fn cancelled_before_run() -> Refusal {
 pub(crate) use crate::tools::private::ToolFuture;
 
 /// A run's state and how its context reaches it.
-pub(crate) enum Held {
+pub(crate) enum Held<'i> {
     /// The tool reads its `ToolContext`, which shares this.
     Shared(SharedCall),
     /// The tool never reads a context: nothing to share.
-    Local(LocalCall),
+    Local(LocalCall<'i>),
 }
 
 /// The state of a run whose tool never reads its context: only what the call's
 /// own steps read (its first poll, its outcome). A run that pends builds the rest
 /// ([`to_shared`](Self::to_shared)) in its boxed slow path.
-pub(crate) struct LocalCall {
+pub(crate) struct LocalCall<'i> {
     entry: Arc<ToolEntry>,
     caller: Caller,
-    /// For the call's secret set (empty when the input moved into the run).
-    input: Value,
+    /// For the call's secret set and the run's decode (empty when the input moved
+    /// into the run): where the call's input is kept (the call's own future).
+    input: &'i Value,
     reach: Option<Arc<Reach>>,
 }
 
-impl LocalCall {
+impl LocalCall<'_> {
     /// The run's full state, for its slow path (its deadline, the signal it
     /// cancels on an abort, its tool's name in events).
     fn to_shared(&self, signal: Option<&CancellationToken>, limit: Option<Duration>) -> CallShared {
@@ -1193,7 +1278,16 @@ impl Drop for SharedCall {
     }
 }
 
-impl Held {
+impl Held<'_> {
+    /// The call's secret set, read from the held input (none without a tool).
+    #[inline(always)]
+    fn secret_set(&self) -> SecretSet {
+        match self.entry() {
+            Some(entry) => entry.secret_set(self.input()),
+            None => SecretSet::none(),
+        }
+    }
+
     fn entry(&self) -> Option<&Arc<ToolEntry>> {
         match self {
             Held::Shared(s) => s.0.entry(),
@@ -1204,7 +1298,7 @@ impl Held {
     fn input(&self) -> &Value {
         match self {
             Held::Shared(s) => &s.0.input,
-            Held::Local(l) => &l.input,
+            Held::Local(l) => l.input,
         }
     }
 
