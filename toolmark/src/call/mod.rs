@@ -1049,14 +1049,10 @@ impl Inner {
             };
             // The run's first poll, synchronous; its result and the limit are not
             // kept beside a pending run's states (matched here, read again there).
-            let t0 = match {
-                let limit = held.limit(self, signal);
-                let (marker, mut run) = (&mut marker, fut.as_mut());
-                std::future::poll_fn(move |cx| {
-                    std::task::Poll::Ready(first_poll(&mut *marker, limit, run.as_mut(), cx))
-                })
+            let t0 = match self
+                .first_poll_now(held, signal, &mut marker, fut.as_mut())
                 .await
-            } {
+            {
                 Polled::Ended(end) => return self.end_run(held, end, set),
                 Polled::Pending(t0) => t0,
             };
@@ -1067,6 +1063,23 @@ impl Inner {
                 .await;
             self.end_run(held, end, set)
         }
+    }
+
+    /// The run's first poll, in the caller's await (for its task's context):
+    /// synchronous, under the limit read here (and read again by a run that
+    /// pends, so that it is not kept beside the pending run's states).
+    #[inline(always)]
+    fn first_poll_now<'a>(
+        &self,
+        held: &Held,
+        signal: Option<&CancellationToken>,
+        marker: &'a mut current::RunMarker,
+        mut run: Pin<&'a mut ToolFuture>,
+    ) -> impl Future<Output = Polled> + Send + 'a {
+        let limit = held.limit(self, signal);
+        std::future::poll_fn(move |cx| {
+            std::task::Poll::Ready(first_poll(&mut *marker, limit, run.as_mut(), cx))
+        })
     }
 
     /// The rest of a run that pends on its first poll, boxed with the whole of what
