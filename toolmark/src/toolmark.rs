@@ -1272,10 +1272,16 @@ impl Inner {
 }
 
 /// A JSON null input counts as `{}`.
-pub(crate) fn normalize_input(input: Value) -> Value {
+pub(crate) fn normalize_input(mut input: Value) -> Value {
+    normalize_in_place(&mut input);
+    input
+}
+
+/// [`normalize_input`] where the input is kept: a missing (`null`) input becomes
+/// `{}`.
+#[inline]
+pub(crate) fn normalize_in_place(input: &mut Value) {
     if input.is_null() {
-        Value::Object(Default::default())
-    } else {
-        input
+        *input = Value::Object(Default::default());
     }
 }

@@ -67,7 +67,7 @@ use crate::confirm::remember::{before_asking, remembered_gate, Gate};
 use crate::event::Event;
 use crate::scope::ScopeNode;
 use crate::sensitive::{Matcher, Observed, SecretSet};
-use crate::toolmark::{normalize_input, Inner};
+use crate::toolmark::{normalize_in_place, normalize_input, Inner};
 use crate::tools::registry::ToolEntry;
 use crate::{
     Caller, ConfirmHandler, ConfirmMode, Decoded, Issue, Outcome, Refusal, RefusalCode,
@@ -713,9 +713,7 @@ impl Inner {
                 format!("No tool named `{}` is available now", short(name)),
             )));
         };
-        if input.is_null() {
-            *input = Value::Object(Default::default());
-        }
+        normalize_in_place(input);
         // 2. allow
         if let Err(r) = self.allow(&entry, caller, opts.confirm().is_some() || opts.defer) {
             return Front::Done(entry.secret_set(input).outcome(r.into()));
@@ -984,7 +982,6 @@ impl Inner {
     /// `async` block for the whole run (no nested future per step, its arguments
     /// not kept twice).
     #[allow(clippy::manual_async_fn)]
-    #[inline]
     pub(crate) fn call_as_human<'a>(
         self: &'a Arc<Self>,
         entry: &'a Arc<ToolEntry>,
@@ -1165,10 +1162,7 @@ impl Inner {
 #[inline]
 fn prepare(held: &Held, track: bool) -> Result<ToolFuture, Observed<Outcome>> {
     let Some(entry) = held.entry() else {
-        return Err(Observed::fixed(
-            RefusalCode::Cancelled,
-            "internal: a call without a tool",
-        ));
+        return Err(missing_tool());
     };
     let Some(prepare) = entry.prepare.as_ref() else {
         return Err(Observed::fixed(
