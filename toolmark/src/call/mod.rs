@@ -925,7 +925,7 @@ impl Inner {
     /// The run's state: shared with its `ToolContext` when the tool reads one,
     /// else only what the call's own steps read, kept in the call's own future.
     #[inline]
-    fn hold<'i>(
+    pub(crate) fn hold<'i>(
         &self,
         entry: Arc<ToolEntry>,
         caller: Caller,
@@ -972,7 +972,7 @@ impl Inner {
     /// confirm handler). Otherwise the input moves into the run (see
     /// `tools::spec::for_run`).
     #[inline]
-    fn run_reads_input(&self, entry: &ToolEntry, caller: Caller) -> bool {
+    pub(crate) fn run_reads_input(&self, entry: &ToolEntry, caller: Caller) -> bool {
         entry.has_sensitive()
             || (entry.uses_context && self.config.ctx_confirm_handler(caller).is_some())
     }
@@ -1016,7 +1016,7 @@ impl Inner {
     /// second copy of its arguments): this future is part of every call's.
     // Not an `async fn`: see above (its arguments would be kept twice).
     #[allow(clippy::manual_async_fn)]
-    fn run_call<'a>(
+    pub(crate) fn run_call<'a>(
         &'a self,
         held: &'a Held,
         mut fut: Pin<&'a mut ToolFuture>,
@@ -1293,7 +1293,7 @@ impl Drop for SharedCall {
 impl Held<'_> {
     /// The call's secret set, read from the held input (none without a tool).
     #[inline(always)]
-    fn secret_set(&self) -> SecretSet {
+    pub(crate) fn secret_set(&self) -> SecretSet {
         match self.entry() {
             Some(entry) => entry.secret_set(self.input()),
             None => SecretSet::none(),
@@ -1352,7 +1352,7 @@ impl Held<'_> {
         }
     }
 
-    fn ctx(&self) -> ToolContext {
+    pub(crate) fn ctx(&self) -> ToolContext {
         match self {
             Held::Shared(s) => ToolContext {
                 call: Arc::clone(&s.0),
