@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::call::input::InputLimits;
 use crate::call::undo::UndoEntry;
 use crate::clock::{Clock, SystemClock};
-use crate::confirm::store::{Cap, DropReason, Pending, PendingKind, PendingStore, PerCaller};
+use crate::confirm::store::{Cap, DropReason, Pending, PendingKind, PendingStore, PerCaller, Stored};
 use crate::event::{bridge_channel, Bridge, BridgeMessage, BridgeSender, Event, Events};
 use crate::scope::ScopeNode;
 use crate::sensitive::{Observed, SecretSet};
@@ -1102,11 +1102,16 @@ impl Inner {
     /// those pushed out by the caps expire (see
     /// [`ToolmarkBuilder::max_pending_per_caller`]).
     pub(crate) fn insert_pending(self: &Arc<Self>, p: Pending) {
+        self.insert_stored(Box::new(Stored::new(p)));
+    }
+
+    /// [`insert_pending`](Self::insert_pending), the record built already.
+    pub(crate) fn insert_stored(self: &Arc<Self>, p: Box<Stored>) {
         let per_caller = match self.config.max_pending_per_caller {
             Some(n) => PerCaller::Hard(n),
             None => PerCaller::Share(DEFAULT_PENDING_SHARE),
         };
-        let expires_at = p.expires_at;
+        let expires_at = p.expires_at();
         let (evicted, wake) = {
             let mut pending = lock(&self.pending);
             let wake = pending.wakes_sweeper(expires_at);

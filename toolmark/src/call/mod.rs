@@ -977,38 +977,6 @@ impl Inner {
             || (entry.uses_context && self.config.ctx_confirm_handler(caller).is_some())
     }
 
-    /// Steps 5–7 of an approved call: caller human, no signal (so the no-signal
-    /// deadline applies), then its `call_finished` event. A fn returning one
-    /// `async` block for the whole run (no nested future per step, its arguments
-    /// not kept twice).
-    #[allow(clippy::manual_async_fn)]
-    pub(crate) fn call_as_human<'a>(
-        self: &'a Arc<Self>,
-        entry: &'a Arc<ToolEntry>,
-        mut input: Value,
-        decoded: Decoded,
-    ) -> impl Future<Output = Observed<Outcome>> + Send + 'a {
-        async move {
-            let started = self.wants_events().then(tokio::time::Instant::now);
-            let keep = self.run_reads_input(entry, Caller::Human);
-            let decoded = crate::tools::spec::for_run(decoded, &mut input, keep);
-            let held = self.hold(
-                Arc::clone(entry),
-                Caller::Human,
-                None,
-                None,
-                None,
-                &mut input,
-            );
-            let fut = std::pin::pin!(ToolFuture::from((entry.run)(held.ctx(), decoded)));
-            let outcome = self
-                .run_call(&held, fut, None, false, held.secret_set())
-                .await;
-            self.call_finished(&entry.name, Caller::Human, started, outcome.get());
-            outcome
-        }
-    }
-
     /// Steps 5–7: queue, run, outcome. `set` is the call's secret set when it is
     /// known already (else it is read from the run's input).
     ///

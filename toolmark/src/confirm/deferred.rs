@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::flow::{hidden_refusal, rejected, resolved, restore_and_validate};
 use super::policy::{Answer, Approver, AskCtx, For};
 use super::remember::{person_check, remember};
-use super::store::{DropReason, HeldInput, Pending, PendingKind, Quiet};
+use super::store::{DropReason, HeldInput, Quiet, Stored};
 use super::{diff_paths, new_shared_confirm_id, PendingConfirmation};
 use crate::event::Event;
 use crate::sensitive::{Observed, SecretSet, View};
@@ -122,71 +122,6 @@ pub(crate) struct Taken {
     pub(crate) token: Option<String>,
 }
 
-impl Taken {
-    fn from_pending(p: Pending) -> Option<Taken> {
-        let Pending {
-            seq,
-            id,
-            entry,
-            caller,
-            view,
-            expires_at,
-            kind,
-            ask,
-        } = p;
-        let PendingKind::Deferred {
-            input,
-            decoded,
-            decoded_is_input,
-            form_version,
-        } = kind
-        else {
-            return None;
-        };
-        Some(Taken {
-            d: Deferred {
-                seq,
-                id,
-                tool: Arc::clone(&entry.name),
-                caller,
-                view,
-                input,
-                expires_at,
-                form_version,
-                ask,
-                bound: Bound::Entry(entry),
-            },
-            decoded,
-            decoded_is_input,
-            token: None,
-        })
-    }
-}
-
-/// A kept confirmation for the built-in table.
-fn into_pending(
-    d: Deferred,
-    entry: Arc<ToolEntry>,
-    decoded: Quiet<Decoded>,
-    decoded_is_input: bool,
-) -> Pending {
-    Pending {
-        seq: d.seq,
-        id: d.id,
-        entry,
-        caller: d.caller,
-        view: d.view,
-        expires_at: d.expires_at,
-        kind: PendingKind::Deferred {
-            input: d.input,
-            decoded,
-            decoded_is_input,
-            form_version: d.form_version,
-        },
-        ask: d.ask,
-    }
-}
-
 /// What a deferred call keeps: what observers see of it (built by the call's
 /// secret set `set`: the pending list, the event, the outcome and the stored
 /// record all read this one view), when it expires, the form version, the policy
@@ -267,7 +202,7 @@ pub(crate) fn defer(
     } else {
         Quiet::new(decoded)
     };
-    inner.insert_pending(into_pending(
+    inner.insert_stored(Stored::deferred(
         d,
         Arc::clone(entry),
         decoded,
@@ -411,12 +346,8 @@ impl<'a> Backend<'a> {
                 } = taken;
                 if let Bound::Entry(entry) = &d.bound {
                     let entry = Arc::clone(entry);
-                    lock(&inner.pending).reinsert(into_pending(
-                        d,
-                        entry,
-                        decoded,
-                        decoded_is_input,
-                    ));
+                    let record = Stored::deferred(d, entry, decoded, decoded_is_input);
+                    lock(&inner.pending).reinsert(record);
                 }
             }
             Backend::Store(shared) => {
@@ -435,7 +366,7 @@ impl<'a> Backend<'a> {
 /// Take `id` out of the built-in table for an answer (single use).
 fn take_builtin(inner: &Inner, id: &str) -> Option<Taken> {
     let taken = lock(&inner.pending).take_deferred(id);
-    taken.and_then(Taken::from_pending)
+    taken.and_then(Stored::into_taken)
 }
 
 /// Whether a confirmation's registration is here to run it.

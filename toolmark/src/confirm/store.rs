@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use super::deferred::{Bound, Deferred, Taken};
 use super::PendingConfirmation;
 use crate::sensitive::{CompactView, Observed, View};
 use crate::tools::registry::ToolEntry;
@@ -194,7 +195,7 @@ struct Rare {
 }
 
 impl Stored {
-    fn new(p: Pending) -> Stored {
+    pub(crate) fn new(p: Pending) -> Stored {
         let Pending {
             seq,
             id,
@@ -275,6 +276,93 @@ impl Stored {
             kind,
             ask,
         }
+    }
+
+    /// A deferred confirmation as the table keeps it, built from what the flow
+    /// kept (`d`) in place: no intermediate [`Pending`], boxed once.
+    pub(crate) fn deferred(
+        d: Deferred,
+        entry: Arc<ToolEntry>,
+        decoded: Quiet<Decoded>,
+        decoded_is_input: bool,
+    ) -> Box<Stored> {
+        let Deferred {
+            seq,
+            id,
+            caller,
+            view,
+            input,
+            expires_at,
+            form_version,
+            ask,
+            ..
+        } = d;
+        let plain = form_version.is_none() && ask == super::policy::AskCtx::default();
+        Box::new(Stored {
+            seq,
+            id,
+            entry,
+            caller,
+            view: view.compact(),
+            expires_at,
+            kind: StoredKind::Deferred {
+                input,
+                decoded,
+                decoded_is_input,
+            },
+            rare: (!plain).then(|| Box::new(Rare { ask, form_version })),
+        })
+    }
+
+    /// A deferred confirmation taken out for an answer, straight from the table's
+    /// record (`None` for an inline one).
+    pub(crate) fn into_taken(self: Box<Stored>) -> Option<Taken> {
+        let Stored {
+            seq,
+            id,
+            entry,
+            caller,
+            view,
+            expires_at,
+            kind,
+            rare,
+        } = *self;
+        let StoredKind::Deferred {
+            input,
+            decoded,
+            decoded_is_input,
+        } = kind
+        else {
+            return None;
+        };
+        let Rare { ask, form_version } = match rare {
+            Some(rare) => *rare,
+            None => Rare {
+                ask: super::policy::AskCtx::default(),
+                form_version: None,
+            },
+        };
+        Some(Taken {
+            d: Deferred {
+                seq,
+                id,
+                tool: Arc::clone(&entry.name),
+                caller,
+                view: view.expand(),
+                input,
+                expires_at,
+                form_version,
+                ask,
+                bound: Bound::Entry(entry),
+            },
+            decoded,
+            decoded_is_input,
+            token: None,
+        })
+    }
+
+    pub(crate) fn expires_at(&self) -> SystemTime {
+        self.expires_at
     }
 
     fn is_deferred(&self) -> bool {
@@ -434,14 +522,13 @@ impl PendingStore {
     /// caller is over its share, the oldest of all.
     pub(crate) fn insert(
         &mut self,
-        p: Pending,
+        mut p: Box<Stored>,
         max: usize,
         per_caller: PerCaller,
     ) -> Vec<(Pending, Cap)> {
-        let mut p = p;
         // A table holding many keeps each new input small (see `HeldInput`).
         if self.map.len() >= HELD_WHOLE
-            && let PendingKind::Deferred { input, .. } = &mut p.kind
+            && let StoredKind::Deferred { input, .. } = &mut p.kind
         {
             input.compact();
         }
@@ -509,9 +596,9 @@ impl PendingStore {
 
     /// Put back a confirmation taken for an approval that was refused (its place
     /// in the expiry order is kept).
-    pub(crate) fn reinsert(&mut self, p: Pending) {
+    pub(crate) fn reinsert(&mut self, p: Box<Stored>) {
         self.by_caller[p.caller as usize].insert(p.seq, Arc::clone(&p.id));
-        self.map.replace(ById(Box::new(Stored::new(p))));
+        self.map.replace(ById(p));
     }
 
     /// Take `id` out (single use).
@@ -522,10 +609,10 @@ impl PendingStore {
 
     /// Take `id` out only if it is deferred (one lookup: an inline confirmation
     /// taken by mistake goes straight back).
-    pub(crate) fn take_deferred(&mut self, id: &str) -> Option<Pending> {
+    pub(crate) fn take_deferred(&mut self, id: &str) -> Option<Box<Stored>> {
         let p = self.map.take(id)?;
         if p.0.is_deferred() {
-            Some(self.taken(p))
+            Some(self.taken_record(p))
         } else {
             self.map.insert(p);
             None
@@ -535,10 +622,15 @@ impl PendingStore {
     /// The rest of taking `p` out of the id table: its index entry, the table's
     /// memory.
     fn taken(&mut self, p: ById) -> Pending {
-        let p = *p.0;
+        self.taken_record(p).into_pending()
+    }
+
+    /// [`taken`](Self::taken), the record left as the table held it.
+    fn taken_record(&mut self, p: ById) -> Box<Stored> {
+        let p = p.0;
         self.by_caller[p.caller as usize].remove(p.seq);
         self.shrink();
-        p.into_pending()
+        p
     }
 
     pub(crate) fn contains(&self, id: &str) -> bool {
