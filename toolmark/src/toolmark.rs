@@ -13,7 +13,9 @@ use tokio_util::sync::CancellationToken;
 use crate::call::input::InputLimits;
 use crate::call::undo::UndoEntry;
 use crate::clock::{Clock, SystemClock};
-use crate::confirm::store::{Cap, DropReason, Pending, PendingKind, PendingStore, PerCaller, Stored};
+use crate::confirm::store::{
+    Cap, DropReason, Pending, PendingKind, PendingStore, PerCaller, Stored,
+};
 use crate::event::{bridge_channel, Bridge, BridgeMessage, BridgeSender, Event, Events};
 use crate::scope::ScopeNode;
 use crate::sensitive::{Observed, SecretSet};

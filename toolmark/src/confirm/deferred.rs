@@ -20,7 +20,7 @@ use super::flow::{hidden_refusal, rejected, resolved, restore_and_validate};
 use super::policy::{Answer, Approver, AskCtx, For};
 use super::remember::{person_check, remember};
 use super::store::{DropReason, HeldInput, Quiet, Stored};
-use super::{diff_paths, new_shared_confirm_id, PendingConfirmation};
+use super::{diff_paths, ConfirmId, PendingConfirmation};
 use crate::event::Event;
 use crate::sensitive::{Observed, SecretSet, View};
 use crate::store::flow::Shared;
@@ -81,7 +81,7 @@ pub(crate) fn sensitive_shape(entry: &ToolEntry) -> Vec<String> {
 pub(crate) struct Deferred {
     /// The built-in table's order (given when it is inserted; 0 in a store).
     pub(crate) seq: u64,
-    pub(crate) id: Arc<str>,
+    pub(crate) id: ConfirmId,
     pub(crate) tool: Arc<str>,
     pub(crate) caller: Caller,
     /// What observers see of it (summary, changes, the input redacted): built by
@@ -142,7 +142,7 @@ fn keep(
     let view = set.view(&matcher, &input, summary, changes, false);
     Deferred {
         seq: 0,
-        id: new_shared_confirm_id(),
+        id: ConfirmId::new(),
         tool: Arc::clone(&entry.name),
         caller,
         view,

@@ -70,7 +70,7 @@ fn open(
     inner.insert_pending(Pending {
         // Numbered by the table.
         seq: 0,
-        id: Arc::from(id.as_str()),
+        id: super::ConfirmId::from_text(&id),
         entry: Arc::clone(entry),
         caller,
         view,

@@ -283,10 +283,85 @@ pub(crate) fn new_confirm_id() -> String {
     String::from(id_text(&hex))
 }
 
-/// [`new_confirm_id`], held once in an `Arc<str>` (one allocation, no copy).
-pub(crate) fn new_shared_confirm_id() -> std::sync::Arc<str> {
-    let hex = confirm_id_hex();
-    std::sync::Arc::from(id_text(&hex))
+/// A confirmation's id as this process holds it: one made here ([`ConfirmId::new`])
+/// is its 32 hex digits, inline (no allocation); any other text (an id read back
+/// from a store) is shared. Compared, hashed and borrowed (`Borrow<[u8]>`) as its
+/// bytes, so either form finds the other.
+#[derive(Clone)]
+pub(crate) struct ConfirmId(IdText);
+
+#[derive(Clone)]
+enum IdText {
+    Made(Hex),
+    Other(std::sync::Arc<str>),
+}
+
+/// The 32 digits, word-aligned: `str::from_utf8` checks aligned ASCII a word at a
+/// time (unaligned, byte by byte: four times the instructions).
+#[derive(Clone)]
+#[repr(align(8))]
+struct Hex([u8; 32]);
+
+impl ConfirmId {
+    /// A new id, as [`new_confirm_id`] makes one.
+    pub(crate) fn new() -> ConfirmId {
+        ConfirmId(IdText::Made(Hex(confirm_id_hex())))
+    }
+
+    /// `text`, as an id.
+    pub(crate) fn from_text(text: &str) -> ConfirmId {
+        ConfirmId(IdText::Other(std::sync::Arc::from(text)))
+    }
+
+    /// The id's text.
+    pub(crate) fn as_str(&self) -> &str {
+        match &self.0 {
+            IdText::Made(hex) => id_text(&hex.0),
+            IdText::Other(text) => text,
+        }
+    }
+
+    /// The id's text as bytes (what it is compared and hashed by).
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match &self.0 {
+            IdText::Made(hex) => &hex.0,
+            IdText::Other(text) => text.as_bytes(),
+        }
+    }
+}
+
+impl std::ops::Deref for ConfirmId {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for ConfirmId {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for ConfirmId {}
+
+impl std::hash::Hash for ConfirmId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_bytes().hash(state);
+    }
+}
+
+impl fmt::Display for ConfirmId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for ConfirmId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
 }
 
 /// The id's text: ASCII hex digits only.
@@ -404,7 +479,7 @@ pub(crate) fn diff_paths(a: &Value, b: &Value) -> Vec<String> {
 mod tests {
     use std::collections::HashSet;
 
-    use super::{hex32, new_confirm_id, new_shared_confirm_id};
+    use super::{hex32, new_confirm_id, ConfirmId};
 
     /// The reference: one table lookup per digit.
     fn hex_by_table(bytes: [u8; 16]) -> [u8; 32] {
@@ -442,7 +517,7 @@ mod tests {
                 if i % 2 == 0 {
                     new_confirm_id()
                 } else {
-                    new_shared_confirm_id().to_string()
+                    ConfirmId::new().to_string()
                 }
             })
             .collect();
@@ -453,6 +528,33 @@ mod tests {
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
         }
+    }
+
+    #[test]
+    fn an_id_made_here_and_the_same_text_read_back_are_one_id() {
+        use std::collections::HashSet;
+        use std::hash::{BuildHasher, Hash, Hasher};
+
+        let made = ConfirmId::new();
+        let read = ConfirmId::from_text(made.as_str());
+        assert_eq!(made, read);
+        assert_eq!(made.as_str(), &*read);
+        assert_eq!(made.to_string(), read.to_string());
+        assert_eq!(format!("{made:?}"), format!("{:?}", made.as_str()));
+        let hash = |id: &ConfirmId| {
+            let mut h = rustc_hash::FxBuildHasher.build_hasher();
+            id.hash(&mut h);
+            h.finish()
+        };
+        assert_eq!(hash(&made), hash(&read));
+        // Hashed as the bytes it is looked up by.
+        let mut h = rustc_hash::FxBuildHasher.build_hasher();
+        made.as_bytes().hash(&mut h);
+        assert_eq!(hash(&made), h.finish());
+        assert_ne!(made, ConfirmId::new());
+        assert_ne!(read, ConfirmId::from_text("other"));
+        let ids: HashSet<ConfirmId> = [made.clone(), read, ConfirmId::new()].into();
+        assert_eq!(ids.len(), 2);
     }
 
     #[test]

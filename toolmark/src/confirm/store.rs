@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::deferred::{Bound, Deferred, Taken};
-use super::PendingConfirmation;
+use super::{ConfirmId, PendingConfirmation};
 use crate::sensitive::{CompactView, Observed, View};
 use crate::tools::registry::ToolEntry;
 use crate::tools::spec::Decoded;
@@ -148,8 +148,8 @@ pub(crate) enum PendingKind {
 pub(crate) struct Pending {
     /// The table's order, given when it is inserted (kept when it is put back).
     pub(crate) seq: u64,
-    /// Shared with the store's two indexes (held once).
-    pub(crate) id: Arc<str>,
+    /// Inline (see [`ConfirmId`]): the store's two indexes hold copies.
+    pub(crate) id: ConfirmId,
     pub(crate) entry: Arc<ToolEntry>,
     pub(crate) caller: Caller,
     /// What observers see of the call (built by its secret set); `shown: None`
@@ -166,7 +166,7 @@ pub(crate) struct Pending {
 /// context, a form version), boxed together and absent when all are empty.
 pub(crate) struct Stored {
     seq: u64,
-    id: Arc<str>,
+    id: ConfirmId,
     pub(crate) entry: Arc<ToolEntry>,
     caller: Caller,
     /// What observers see (built by the call's secret set), kept small.
@@ -390,16 +390,16 @@ impl Stored {
 /// buckets (it keeps spare ones) is one pointer, not an id and a pointer.
 struct ById(Box<Stored>);
 
-impl Borrow<str> for ById {
-    fn borrow(&self) -> &str {
-        &self.0.id
+impl Borrow<[u8]> for ById {
+    fn borrow(&self) -> &[u8] {
+        self.0.id.as_bytes()
     }
 }
 
 impl Hash for ById {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        // As the `str` it borrows as.
-        (*self.0.id).hash(state)
+        // As the bytes it borrows as.
+        self.0.id.as_bytes().hash(state)
     }
 }
 
@@ -422,7 +422,7 @@ type PendingMap = HashSet<ById, rustc_hash::FxBuildHasher>;
 /// A removal from the middle shifts the shorter side (at most half the caller's
 /// open confirmations; `max_pending` is 100 by default).
 #[derive(Default)]
-struct SeqIndex(VecDeque<(u64, Arc<str>)>);
+struct SeqIndex(VecDeque<(u64, ConfirmId)>);
 
 impl SeqIndex {
     fn len(&self) -> usize {
@@ -430,7 +430,7 @@ impl SeqIndex {
     }
 
     /// The oldest.
-    fn first(&self) -> Option<(u64, &Arc<str>)> {
+    fn first(&self) -> Option<(u64, &ConfirmId)> {
         self.0.front().map(|(seq, id)| (*seq, id))
     }
 
@@ -440,7 +440,7 @@ impl SeqIndex {
     }
 
     /// Add `seq` (a new one at the back; one put back in its place).
-    fn insert(&mut self, seq: u64, id: Arc<str>) {
+    fn insert(&mut self, seq: u64, id: ConfirmId) {
         if self.0.back().is_none_or(|(last, _)| *last < seq) {
             self.0.push_back((seq, id));
             return;
@@ -580,37 +580,37 @@ impl PendingStore {
         }
     }
 
-    fn oldest_of(&self, caller: usize) -> Option<Arc<str>> {
+    fn oldest_of(&self, caller: usize) -> Option<ConfirmId> {
         let (_, id) = self.by_caller[caller].first()?;
-        Some(Arc::clone(id))
+        Some(id.clone())
     }
 
     /// The oldest confirmation of all.
-    fn oldest(&self) -> Option<Arc<str>> {
+    fn oldest(&self) -> Option<ConfirmId> {
         self.by_caller
             .iter()
             .filter_map(SeqIndex::first)
             .min_by_key(|(seq, _)| *seq)
-            .map(|(_, id)| Arc::clone(id))
+            .map(|(_, id)| id.clone())
     }
 
     /// Put back a confirmation taken for an approval that was refused (its place
     /// in the expiry order is kept).
     pub(crate) fn reinsert(&mut self, p: Box<Stored>) {
-        self.by_caller[p.caller as usize].insert(p.seq, Arc::clone(&p.id));
+        self.by_caller[p.caller as usize].insert(p.seq, p.id.clone());
         self.map.replace(ById(p));
     }
 
     /// Take `id` out (single use).
     pub(crate) fn take(&mut self, id: &str) -> Option<Pending> {
-        let p = self.map.take(id)?;
+        let p = self.map.take(id.as_bytes())?;
         Some(self.taken(p))
     }
 
     /// Take `id` out only if it is deferred (one lookup: an inline confirmation
     /// taken by mistake goes straight back).
     pub(crate) fn take_deferred(&mut self, id: &str) -> Option<Box<Stored>> {
-        let p = self.map.take(id)?;
+        let p = self.map.take(id.as_bytes())?;
         if p.0.is_deferred() {
             Some(self.taken_record(p))
         } else {
@@ -634,27 +634,27 @@ impl PendingStore {
     }
 
     pub(crate) fn contains(&self, id: &str) -> bool {
-        self.map.contains(id)
+        self.map.contains(id.as_bytes())
     }
 
     /// Take out every confirmation that has expired at `now`.
     pub(crate) fn take_expired(&mut self, now: SystemTime) -> Vec<Pending> {
-        let ids: Vec<Arc<str>> = self
+        let ids: Vec<ConfirmId> = self
             .map
             .iter()
             .filter(|p| now >= p.0.expires_at)
-            .map(|p| Arc::clone(&p.0.id))
+            .map(|p| p.0.id.clone())
             .collect();
         ids.iter().filter_map(|id| self.take(id)).collect()
     }
 
     /// Take out every confirmation `pred` selects.
     pub(crate) fn take_where(&mut self, pred: impl Fn(&Stored) -> bool) -> Vec<Pending> {
-        let ids: Vec<Arc<str>> = self
+        let ids: Vec<ConfirmId> = self
             .map
             .iter()
             .filter(|p| pred(&p.0))
-            .map(|p| Arc::clone(&p.0.id))
+            .map(|p| p.0.id.clone())
             .collect();
         ids.iter().filter_map(|id| self.take(id)).collect()
     }
@@ -697,7 +697,7 @@ mod tests {
     fn the_per_caller_index_keeps_the_table_order_whatever_is_answered() {
         let mut index = SeqIndex::default();
         for seq in [3, 5, 8, 9, 12] {
-            index.insert(seq, Arc::from(format!("id{seq}")));
+            index.insert(seq, ConfirmId::from_text(&format!("id{seq}")));
         }
         assert_eq!(
             index.first().map(|(s, id)| (s, id.to_string())),
@@ -710,10 +710,10 @@ mod tests {
         index.remove(4);
         assert_eq!(seqs(&index), [5, 8]);
         // A put-back keeps its place; the same seq again replaces its id.
-        index.insert(6, Arc::from("id6"));
-        index.insert(1, Arc::from("id1"));
-        index.insert(6, Arc::from("id6b"));
-        index.insert(20, Arc::from("id20"));
+        index.insert(6, ConfirmId::from_text("id6"));
+        index.insert(1, ConfirmId::from_text("id1"));
+        index.insert(6, ConfirmId::from_text("id6b"));
+        index.insert(20, ConfirmId::from_text("id20"));
         assert_eq!(seqs(&index), [1, 5, 6, 8, 20]);
         assert_eq!(&*index.0[2].1, "id6b");
         assert_eq!(index.len(), 5);
@@ -724,7 +724,7 @@ mod tests {
     fn the_per_caller_index_gives_a_bursts_memory_back() {
         let mut index = SeqIndex::default();
         for seq in 0..1_000 {
-            index.insert(seq, Arc::from("id"));
+            index.insert(seq, ConfirmId::from_text("id"));
         }
         for seq in 0..990 {
             index.remove(seq);

@@ -743,7 +743,7 @@ fn open_record(sealer: &Sealer, r: &ConfirmRecord) -> Option<Deferred> {
     }
     Some(Deferred {
         seq: 0,
-        id: Arc::from(body.id),
+        id: crate::confirm::ConfirmId::from_text(&body.id),
         tool: Arc::from(body.tool),
         caller: body.caller,
         // Made by the secret set of its call when it was sealed; the seal
@@ -789,7 +789,7 @@ pub(crate) mod fuzz {
     ) -> Option<String> {
         let d = Deferred {
             seq: 0,
-            id: Arc::from(id),
+            id: crate::confirm::ConfirmId::from_text(id),
             tool: Arc::from("fuzz.tool"),
             caller: Caller::InApp,
             view: SecretSet::none().reviewed(View {
