@@ -19,10 +19,10 @@ use serde_json::Value;
 use super::flow::{hidden_refusal, rejected, resolved, restore_and_validate};
 use super::policy::{Answer, Approver, AskCtx, For};
 use super::remember::{person_check, remember};
-use super::store::{DropReason, HeldInput, Quiet, Stored};
+use super::store::{DropReason, HeldInput, Quiet, Rare, Stored};
 use super::{diff_paths, ConfirmId, PendingConfirmation};
 use crate::event::Event;
-use crate::sensitive::{Observed, SecretSet, View};
+use crate::sensitive::{CompactView, Observed, SecretSet};
 use crate::store::flow::Shared;
 use crate::sync::lock;
 use crate::toolmark::{drop_refusal, Inner};
@@ -85,13 +85,14 @@ pub(crate) struct Deferred {
     pub(crate) tool: Arc<str>,
     pub(crate) caller: Caller,
     /// What observers see of it (summary, changes, the input redacted): built by
-    /// the call's secret set, or opened from a record sealed with one.
-    pub(crate) view: Observed<View>,
+    /// the call's secret set, or opened from a record sealed with one; kept small
+    /// (the table holds it as it is).
+    pub(crate) view: CompactView,
     /// The real input.
     pub(crate) input: HeldInput,
     pub(crate) expires_at: SystemTime,
-    pub(crate) form_version: Option<Vec<u64>>,
-    pub(crate) ask: AskCtx,
+    /// The policy context and the form version, when it has either.
+    pub(crate) rare: Option<Box<Rare>>,
     pub(crate) bound: Bound,
 }
 
@@ -101,14 +102,24 @@ impl Deferred {
             confirm_id: String::from(&*self.id),
             tool: String::from(&*self.tool),
             caller: self.caller,
-            summary: self.view.get().summary.clone(),
-            changes: self.view.get().changes.clone(),
-            input: match &self.view.get().shown {
+            summary: self.view.summary().to_owned(),
+            changes: self.view.changes().to_vec(),
+            input: match self.view.shown() {
                 Some(shown) => shown.clone(),
                 None => self.input.to_value(),
             },
             expires_at: self.expires_at,
         }
+    }
+
+    /// The policy context it was asked under.
+    pub(crate) fn ask(&self) -> &AskCtx {
+        Rare::ask(&self.rare)
+    }
+
+    /// The form (or wizard) version the call was made at.
+    pub(crate) fn form_version(&self) -> Option<&[u64]> {
+        Rare::form_version(&self.rare)
     }
 }
 
@@ -125,7 +136,8 @@ pub(crate) struct Taken {
 /// What a deferred call keeps: what observers see of it (built by the call's
 /// secret set `set`: the pending list, the event, the outcome and the stored
 /// record all read this one view), when it expires, the form version, the policy
-/// context and the registration.
+/// context and the registration; and its `needs_confirmation` outcome, made from
+/// the same view.
 fn keep(
     inner: &Inner,
     entry: &Arc<ToolEntry>,
@@ -134,24 +146,30 @@ fn keep(
     ask: AskCtx,
     bound: Bound,
     set: &SecretSet,
-) -> Deferred {
+) -> (Deferred, Observed<Outcome>) {
     let matcher = entry.matcher();
     let summary = entry.summary_for(&input, &matcher);
     let changes = entry.changes_for(&input, &matcher);
     // Nothing to hide: the input itself is what an approver sees (kept once).
-    let view = set.view(&matcher, &input, summary, changes, false);
-    Deferred {
+    let mut view = set.view(&matcher, &input, summary, changes, false);
+    let id = ConfirmId::new();
+    let expires_at = inner.now() + inner.config.confirm_expiry;
+    // The summary as made goes to the outcome; the view keeps an exact copy, so
+    // compacting it copies nothing again.
+    let outcome = view.needs_confirmation_kept(&id, expires_at);
+    let form_version = entry.stale_check.as_ref().map(|c| c.version());
+    let d = Deferred {
         seq: 0,
-        id: ConfirmId::new(),
+        id,
         tool: Arc::clone(&entry.name),
         caller,
-        view,
+        view: view.compact(),
         input: HeldInput::new(input),
-        expires_at: inner.now() + inner.config.confirm_expiry,
-        form_version: entry.stale_check.as_ref().map(|c| c.version()),
-        ask,
+        expires_at,
+        rare: Rare::boxed(ask, form_version),
         bound,
-    }
+    };
+    (d, outcome)
 }
 
 fn requested(inner: &Inner, d: &Deferred) {
@@ -160,14 +178,10 @@ fn requested(inner: &Inner, d: &Deferred) {
         tool: String::from(&*d.tool),
         caller: d.caller,
         mode: ConfirmMode::Deferred,
-        summary: d.view.get().summary.clone(),
+        summary: d.view.summary().to_owned(),
         input: d.info().input,
         expires_at: d.expires_at,
     });
-}
-
-fn needs_confirmation(d: &Deferred) -> Observed<Outcome> {
-    d.view.needs_confirmation(&d.id, d.expires_at)
 }
 
 /// Deferred mode, the built-in table: keep the call and return
@@ -182,7 +196,7 @@ pub(crate) fn defer(
     set: &SecretSet,
 ) -> Observed<Outcome> {
     // Numbered (`seq`) by the table when it is inserted.
-    let mut d = keep(
+    let (d, outcome) = keep(
         inner,
         entry,
         caller,
@@ -191,8 +205,6 @@ pub(crate) fn defer(
         Bound::Entry(Arc::clone(entry)),
         set,
     );
-    // The table keeps the view compact: its summary is kept at its exact size.
-    let outcome = d.view.needs_confirmation_kept(&d.id, d.expires_at);
     requested(inner, &d);
     // A decoded value that is the input itself (a dynamic tool's marker, or a
     // typed tool's `Value`) is not kept twice: the input is.
@@ -228,8 +240,7 @@ pub(crate) async fn defer_stored(
     Quiet::new(decoded);
     shared.start(inner);
     let bound = Bound::Sealed(Registration::of(shared.origin(), entry));
-    let d = keep(inner, entry, caller, input, ask, bound, set);
-    let outcome = needs_confirmation(&d);
+    let (d, outcome) = keep(inner, entry, caller, input, ask, bound, set);
     // A store of the app's own that panics refuses the call; it never takes the
     // caller's task down.
     let put = std::panic::AssertUnwindSafe(shared.put(inner, &d)).catch_unwind();
@@ -592,7 +603,7 @@ pub(crate) async fn answer(
             inner,
             &entry,
             d.caller,
-            &d.ask,
+            d.ask(),
             remember_for,
             false,
             decision.reason.as_deref().map(|r| set.text(r).into_inner()),
@@ -603,13 +614,13 @@ pub(crate) async fn answer(
         deliver(inner, shared, d, &outcome).await;
         return outcome;
     }
-    if let Err(reason) = person_check(&d.ask, approver) {
+    if let Err(reason) = person_check(d.ask(), approver) {
         // Not an answer this confirmation can take: it stays open for one that is.
         backend.put_back(inner, taken).await;
         return set.outcome(Outcome::refused(RefusalCode::NotAllowed, reason));
     }
     // A form (or wizard) changed since the call: `stale`.
-    if entry.stale_check.as_ref().map(|c| c.version()) != d.form_version {
+    if entry.stale_check.as_ref().map(|c| c.version()).as_deref() != d.form_version() {
         resolved(inner, id, &entry, &decision, Vec::new(), approver, &set);
         let outcome = set.outcome(Outcome::Refused(crate::forms::form::stale_refusal()));
         deliver(inner, shared, d, &outcome).await;
@@ -662,7 +673,7 @@ pub(crate) async fn answer(
             inner,
             &entry,
             d.caller,
-            &d.ask,
+            d.ask(),
             remember_for,
             true,
             None,

@@ -188,10 +188,40 @@ enum StoredKind {
     },
 }
 
-/// The fields of a [`Pending`] that most confirmations leave empty.
-struct Rare {
-    ask: super::policy::AskCtx,
-    form_version: Option<Vec<u64>>,
+/// The fields of a confirmation that most leave empty (a policy context, a form
+/// version): boxed together, absent when both are.
+#[derive(Default)]
+pub(crate) struct Rare {
+    pub(crate) ask: super::policy::AskCtx,
+    pub(crate) form_version: Option<Vec<u64>>,
+}
+
+/// The policy context of a confirmation without one.
+pub(crate) static NO_ASK: super::policy::AskCtx = super::policy::AskCtx {
+    rule: None,
+    person: false,
+    session: None,
+};
+
+impl Rare {
+    /// `ask` and `form_version`, boxed; `None` when both are empty.
+    pub(crate) fn boxed(
+        ask: super::policy::AskCtx,
+        form_version: Option<Vec<u64>>,
+    ) -> Option<Box<Rare>> {
+        let plain = form_version.is_none() && ask == NO_ASK;
+        (!plain).then(|| Box::new(Rare { ask, form_version }))
+    }
+
+    /// The policy context in `rare` (none: [`NO_ASK`]).
+    pub(crate) fn ask(rare: &Option<Box<Rare>>) -> &super::policy::AskCtx {
+        rare.as_ref().map_or(&NO_ASK, |r| &r.ask)
+    }
+
+    /// The form version in `rare`.
+    pub(crate) fn form_version(rare: &Option<Box<Rare>>) -> Option<&[u64]> {
+        rare.as_ref().and_then(|r| r.form_version.as_deref())
+    }
 }
 
 impl Stored {
@@ -222,7 +252,6 @@ impl Stored {
             ),
             PendingKind::Inline { wake } => (StoredKind::Inline { wake }, None),
         };
-        let plain = form_version.is_none() && ask == super::policy::AskCtx::default();
         Stored {
             seq,
             id,
@@ -231,7 +260,7 @@ impl Stored {
             view: view.compact(),
             expires_at,
             kind,
-            rare: (!plain).then(|| Box::new(Rare { ask, form_version })),
+            rare: Rare::boxed(ask, form_version),
         }
     }
 
@@ -246,13 +275,7 @@ impl Stored {
             kind,
             rare,
         } = self;
-        let Rare { ask, form_version } = match rare {
-            Some(rare) => *rare,
-            None => Rare {
-                ask: super::policy::AskCtx::default(),
-                form_version: None,
-            },
-        };
+        let Rare { ask, form_version } = rare.map(|r| *r).unwrap_or_default();
         let kind = match kind {
             StoredKind::Deferred {
                 input,
@@ -293,24 +316,22 @@ impl Stored {
             view,
             input,
             expires_at,
-            form_version,
-            ask,
+            rare,
             ..
         } = d;
-        let plain = form_version.is_none() && ask == super::policy::AskCtx::default();
         Box::new(Stored {
             seq,
             id,
             entry,
             caller,
-            view: view.compact(),
+            view,
             expires_at,
             kind: StoredKind::Deferred {
                 input,
                 decoded,
                 decoded_is_input,
             },
-            rare: (!plain).then(|| Box::new(Rare { ask, form_version })),
+            rare,
         })
     }
 
@@ -335,24 +356,16 @@ impl Stored {
         else {
             return None;
         };
-        let Rare { ask, form_version } = match rare {
-            Some(rare) => *rare,
-            None => Rare {
-                ask: super::policy::AskCtx::default(),
-                form_version: None,
-            },
-        };
         Some(Taken {
             d: Deferred {
                 seq,
                 id,
                 tool: Arc::clone(&entry.name),
                 caller,
-                view: view.expand(),
+                view,
                 input,
                 expires_at,
-                form_version,
-                ask,
+                rare,
                 bound: Bound::Entry(entry),
             },
             decoded,

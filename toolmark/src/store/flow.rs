@@ -19,7 +19,7 @@ use super::{to_ms, CapKind, Caps, ConfirmRecord, ConfirmStore, DecisionRecord, S
 use crate::confirm::deferred::{dropped, Bound, Deferred, Registration, Taken};
 use crate::confirm::new_confirm_id;
 use crate::confirm::policy::AskCtx;
-use crate::confirm::store::{DropReason, HeldInput, Quiet};
+use crate::confirm::store::{DropReason, HeldInput, Quiet, Rare};
 use crate::policy::Remembered;
 use crate::sensitive::{Observed, SecretSet, View};
 use crate::sync::lock;
@@ -714,15 +714,15 @@ fn seal_record(sealer: &Sealer, d: &Deferred) -> Option<ConfirmRecord> {
         id: &d.id,
         tool: &d.tool,
         caller: d.caller,
-        summary: &d.view.get().summary,
-        changes: &d.view.get().changes,
-        shown: d.view.get().shown.as_ref(),
+        summary: d.view.summary(),
+        changes: d.view.changes(),
+        shown: d.view.shown(),
         input: d.input.to_value(),
         expires_ms,
-        form_version: d.form_version.as_deref(),
-        policy_rule: d.ask.rule.as_deref(),
-        person_required: d.ask.person,
-        session: d.ask.session.as_deref(),
+        form_version: d.form_version(),
+        policy_rule: d.ask().rule.as_deref(),
+        person_required: d.ask().person,
+        session: d.ask().session.as_deref(),
         registration,
     };
     Some(ConfirmRecord {
@@ -748,19 +748,23 @@ fn open_record(sealer: &Sealer, r: &ConfirmRecord) -> Option<Deferred> {
         caller: body.caller,
         // Made by the secret set of its call when it was sealed; the seal
         // authenticates it. Reviewed again (bounded) on the way out.
-        view: SecretSet::none().reviewed(View {
-            summary: body.summary,
-            changes: body.changes,
-            shown: body.shown,
-        }),
+        view: SecretSet::none()
+            .reviewed(View {
+                summary: body.summary,
+                changes: body.changes,
+                shown: body.shown,
+            })
+            .compact(),
         input: HeldInput::new(body.input),
         expires_at: ms_to_time(body.expires_ms),
-        form_version: body.form_version,
-        ask: AskCtx {
-            rule: body.policy_rule,
-            person: body.person_required,
-            session: body.session,
-        },
+        rare: Rare::boxed(
+            AskCtx {
+                rule: body.policy_rule,
+                person: body.person_required,
+                session: body.session,
+            },
+            body.form_version,
+        ),
         bound: Bound::Sealed(body.registration),
     })
 }
@@ -776,7 +780,7 @@ pub(crate) mod fuzz {
     /// holds, or `None` when it is refused. Never panics.
     pub(crate) fn open_record(key: &[u8; 32], record_json: &str) -> Option<String> {
         let record: ConfirmRecord = serde_json::from_str(record_json).ok()?;
-        super::open_record(&Sealer::new(key), &record).map(|d| d.view.into_inner().summary)
+        super::open_record(&Sealer::new(key), &record).map(|d| d.view.summary().to_owned())
     }
 
     /// A genuine stored record (its JSON) of confirmation `id`, sealed under `key`,
@@ -792,15 +796,16 @@ pub(crate) mod fuzz {
             id: crate::confirm::ConfirmId::from_text(id),
             tool: Arc::from("fuzz.tool"),
             caller: Caller::InApp,
-            view: SecretSet::none().reviewed(View {
-                summary: summary.to_owned(),
-                changes: Vec::new(),
-                shown: None,
-            }),
+            view: SecretSet::none()
+                .reviewed(View {
+                    summary: summary.to_owned(),
+                    changes: Vec::new(),
+                    shown: None,
+                })
+                .compact(),
             input: HeldInput::new(input),
             expires_at: ms_to_time(1_767_225_600_000),
-            form_version: None,
-            ask: AskCtx::default(),
+            rare: None,
             bound: Bound::Sealed(Registration {
                 origin: "fuzz".to_owned(),
                 serial: 1,
