@@ -138,6 +138,7 @@ pub(crate) struct Taken {
 /// record all read this one view), when it expires, the form version, the policy
 /// context and the registration; and its `needs_confirmation` outcome, made from
 /// the same view.
+#[inline(always)]
 fn keep(
     inner: &Inner,
     entry: &Arc<ToolEntry>,
@@ -375,6 +376,7 @@ impl<'a> Backend<'a> {
 }
 
 /// Take `id` out of the built-in table for an answer (single use).
+#[inline(always)]
 fn take_builtin(inner: &Inner, id: &str) -> Option<Taken> {
     let taken = lock(&inner.pending).take_deferred(id);
     taken.and_then(Stored::into_taken)

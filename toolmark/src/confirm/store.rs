@@ -303,6 +303,7 @@ impl Stored {
 
     /// A deferred confirmation as the table keeps it, built from what the flow
     /// kept (`d`) in place: no intermediate [`Pending`], boxed once.
+    #[inline(always)]
     pub(crate) fn deferred(
         d: Deferred,
         entry: Arc<ToolEntry>,
@@ -337,6 +338,7 @@ impl Stored {
 
     /// A deferred confirmation taken out for an answer, straight from the table's
     /// record (`None` for an inline one).
+    #[inline(always)]
     pub(crate) fn into_taken(self: Box<Stored>) -> Option<Taken> {
         let Stored {
             seq,
