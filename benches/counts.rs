@@ -26,7 +26,9 @@
 //! `confirm_pending` → run), `confirm_store N` (the same on a `MemoryStore`: every
 //! confirmation sealed, kept, taken and opened), `confirm_plain N` (the same tool
 //! with the same input called N times as a `write` tool, which needs no
-//! confirmation: the round trip's own baseline),
+//! confirmation: the round trip's own baseline), `confirm_inline N` (the same tool
+//! called N times in inline mode: each call waits while the confirm handler
+//! approves, then runs),
 //! `after_change N` (N reads of a 10,000-tool manifest, each after a scope was
 //! hidden and shown again; the tools are registered first, so subtract `after_change
 //! 0`), `json N` (the same, then the manifest's JSON),
@@ -207,9 +209,20 @@ fn rmcp_calls(n: usize, input: &serde_json::Value) {
     });
 }
 
-/// `store`: kept in a `MemoryStore` (sealed records) instead of the built-in table;
-/// `plain`: the same tool as a `write` tool, called without a confirmation.
-fn confirms(n: usize, store: bool, plain: bool) {
+/// How `confirms` calls its tool.
+#[derive(Clone, Copy, PartialEq)]
+enum Round {
+    /// Deferred: `needs_confirmation`, then `confirm_pending`.
+    Deferred,
+    /// Inline: the call waits while the confirm handler approves.
+    Inline,
+    /// A `write` tool: no confirmation.
+    Plain,
+}
+
+/// `store`: kept in a `MemoryStore` (sealed records) instead of the built-in table.
+fn confirms(n: usize, store: bool, round: Round) {
+    let plain = round == Round::Plain;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -221,6 +234,9 @@ fn confirms(n: usize, store: bool, plain: bool) {
             builder = builder
                 .seal_key([7; 32])
                 .confirm_store(toolmark::store::MemoryStore::new());
+        }
+        if round == Round::Inline {
+            builder = builder.confirm_mode(Caller::InApp, toolmark::ConfirmMode::Inline);
         }
         let tm = builder.build().unwrap();
         tm.register(
@@ -249,7 +265,7 @@ fn confirms(n: usize, store: bool, plain: bool) {
                     CallOptions::new(Caller::InApp),
                 )
                 .await;
-            if plain {
+            if round != Round::Deferred {
                 assert!(black_box(out).is_ok(), "call {i} ran");
                 continue;
             }
@@ -388,9 +404,10 @@ fn main() {
             let routes = rmcp_side::typed_routes(n);
             std::mem::forget(black_box(rmcp_side::register_all(routes)));
         }
-        Some("confirm") => confirms(n, false, false),
-        Some("confirm_store") => confirms(n, true, false),
-        Some("confirm_plain") => confirms(n, false, true),
+        Some("confirm") => confirms(n, false, Round::Deferred),
+        Some("confirm_store") => confirms(n, true, Round::Deferred),
+        Some("confirm_plain") => confirms(n, false, Round::Plain),
+        Some("confirm_inline") => confirms(n, false, Round::Inline),
         Some("after_change") => after_change(n, false),
         Some("json") => after_change(n, true),
         #[cfg(feature = "mcp")]
@@ -424,7 +441,7 @@ fn main() {
         Some("unqueued") => queued(n, false),
         // `cargo bench` runs every bench target: nothing to do without a workload.
         _ => eprintln!(
-            "usage: counts register|specs|call|call_typed|direct|rmcp_call|invalid|queued|unqueued|sizes|confirm|confirm_store|confirm_plain|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
+            "usage: counts register|specs|call|call_typed|direct|rmcp_call|invalid|queued|unqueued|sizes|confirm|confirm_store|confirm_plain|confirm_inline|after_change|json|rmcp_register|rmcp_list|rmcp_json [N]"
         ),
     }
 }

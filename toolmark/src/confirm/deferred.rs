@@ -157,7 +157,7 @@ fn keep(
     let expires_at = inner.now() + inner.config.confirm_expiry;
     // The summary as made goes to the outcome; the view keeps an exact copy, so
     // compacting it copies nothing again.
-    let outcome = view.needs_confirmation_kept(&id, expires_at);
+    let outcome = view.needs_confirmation(&id, expires_at);
     let form_version = entry.stale_check.as_ref().map(|c| c.version());
     let d = Deferred {
         seq: 0,

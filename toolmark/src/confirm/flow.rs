@@ -12,9 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::policy::{Answer, Approver, AskCtx};
 use super::remember::{person_check, remember};
 use super::store::{DropReason, Pending, PendingKind, Quiet};
-use super::{
-    diff_paths, new_confirm_id, Ask, ConfirmHandler, ConfirmRequest, ConfirmResult, Decision,
-};
+use super::{diff_paths, Ask, ConfirmHandler, ConfirmRequest, ConfirmResult, Decision};
 use crate::call::context::Deadline;
 use crate::call::{maybe_cancelled, safe_issues};
 use crate::event::Event;
@@ -56,7 +54,9 @@ fn open(
     kind: PendingKind,
     ask: AskCtx,
 ) -> Opened {
-    let id = new_confirm_id();
+    // Held inline by the table; the text once, for the call's own use.
+    let held_id = super::ConfirmId::new();
+    let id = held_id.to_string();
     let expires_at = inner.now() + inner.config.confirm_expiry;
     inner.emit(|| Event::ConfirmationRequested {
         confirm_id: id.clone(),
@@ -70,7 +70,7 @@ fn open(
     inner.insert_pending(Pending {
         // Numbered by the table.
         seq: 0,
-        id: super::ConfirmId::from_text(&id),
+        id: held_id,
         entry: Arc::clone(entry),
         caller,
         view,
