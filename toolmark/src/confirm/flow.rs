@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::policy::{Answer, Approver, AskCtx};
 use super::remember::{person_check, remember};
 use super::store::{DropReason, Pending, PendingKind, Quiet};
-use super::{diff_paths, Ask, ConfirmHandler, ConfirmRequest, ConfirmResult, Decision};
+use super::{diff_paths, Ask, ConfirmHandler, ConfirmId, ConfirmRequest, ConfirmResult, Decision};
 use crate::call::context::Deadline;
 use crate::call::{maybe_cancelled, safe_issues};
 use crate::event::Event;
@@ -30,7 +30,7 @@ use crate::{
 /// whatever reason (answered, cancelled, the call dropped).
 struct OpenGuard<'a> {
     inner: &'a Inner,
-    id: String,
+    id: ConfirmId,
 }
 
 impl Drop for OpenGuard<'_> {
@@ -40,26 +40,26 @@ impl Drop for OpenGuard<'_> {
 }
 
 struct Opened {
-    id: String,
+    /// Inline, as the table holds it (its text made where a request needs it).
+    id: ConfirmId,
     expires_at: std::time::SystemTime,
 }
 
-/// Keep an inline confirmation open (listed, answerable by `cancel_pending`), with
-/// what observers see of it (`view`, built by the call's secret set).
+/// Keep an inline confirmation open (answerable by `cancel_pending`, dropped with
+/// its scope), its event showing what observers see of it (`view`, built by the
+/// call's secret set; the waiting call keeps it, the table does not).
 fn open(
     inner: &Arc<Inner>,
     entry: &Arc<ToolEntry>,
     caller: Caller,
-    view: Observed<View>,
+    view: &Observed<View>,
     kind: PendingKind,
     ask: AskCtx,
 ) -> Opened {
-    // Held inline by the table; the text once, for the call's own use.
-    let held_id = super::ConfirmId::new();
-    let id = held_id.to_string();
+    let id = ConfirmId::new();
     let expires_at = inner.now() + inner.config.confirm_expiry;
     inner.emit(|| Event::ConfirmationRequested {
-        confirm_id: id.clone(),
+        confirm_id: id.to_string(),
         tool: entry.name.to_string(),
         caller,
         mode: ConfirmMode::Inline,
@@ -70,10 +70,9 @@ fn open(
     inner.insert_pending(Pending {
         // Numbered by the table.
         seq: 0,
-        id: held_id,
+        id: id.clone(),
         entry: Arc::clone(entry),
         caller,
-        view,
         expires_at,
         kind,
         ask,
@@ -169,18 +168,12 @@ pub(crate) async fn inline_confirm(
     let changes = entry.changes_for(&input, &matcher);
     let set = entry.secret_set(&input);
     let view = set.view(&matcher, &input, summary, changes, true);
-    let View {
-        summary,
-        changes,
-        shown,
-    } = view.get().clone();
-    let redacted = shown.unwrap_or(Value::Null);
     let (wake_tx, mut wake_rx) = oneshot::channel();
     let opened = open(
         inner,
         entry,
         caller,
-        view,
+        &view,
         PendingKind::Inline {
             wake: Some(wake_tx),
         },
@@ -190,15 +183,34 @@ pub(crate) async fn inline_confirm(
         inner,
         id: opened.id.clone(),
     };
+    let mut view = Some(view);
     let mut issues = Vec::new();
     loop {
+        // The first request takes the view itself; one asked again (after an
+        // invalid edit) has it made again, the same way, by the same secret set.
+        let View {
+            summary,
+            changes,
+            shown,
+        } = match view.take() {
+            Some(view) => view.into_inner(),
+            None => set
+                .view(
+                    &matcher,
+                    &input,
+                    entry.summary_for(&input, &matcher),
+                    entry.changes_for(&input, &matcher),
+                    true,
+                )
+                .into_inner(),
+        };
         let request = ConfirmRequest {
-            confirm_id: opened.id.clone(),
+            confirm_id: opened.id.to_string(),
             tool: entry.name.to_string(),
             caller,
-            summary: summary.clone(),
-            changes: changes.clone(),
-            input: redacted.clone(),
+            summary,
+            changes,
+            input: shown.unwrap_or(Value::Null),
             expires_at: opened.expires_at,
             issues: std::mem::take(&mut issues),
         };
@@ -371,18 +383,12 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
         matcher.redact_changes(&ask.changes),
         true,
     );
-    let View {
-        summary,
-        changes,
-        shown,
-    } = view.get().clone();
-    let redacted = shown.unwrap_or(Value::Null);
     let (wake_tx, wake_rx) = oneshot::channel();
     let opened = open(
         inner,
         entry,
         call.caller,
-        view,
+        &view,
         PendingKind::Inline {
             wake: Some(wake_tx),
         },
@@ -394,13 +400,19 @@ pub(crate) async fn ctx_confirm(ctx: &ToolContext, mut ask: Ask) -> ConfirmResul
     };
     // The operator's answer time never counts against the run.
     let _pause = Deadline::pause(call);
+    // The view itself (it is asked once): no copy.
+    let View {
+        summary,
+        changes,
+        shown,
+    } = view.into_inner();
     let request = ConfirmRequest {
-        confirm_id: opened.id.clone(),
+        confirm_id: opened.id.to_string(),
         tool: entry.name.to_string(),
         caller: call.caller,
         summary,
         changes,
-        input: redacted,
+        input: shown.unwrap_or(Value::Null),
         expires_at: opened.expires_at,
         issues: Vec::new(),
     };

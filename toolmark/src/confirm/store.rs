@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 use super::deferred::{Bound, Deferred, Taken};
 use super::{ConfirmId, PendingConfirmation};
-use crate::sensitive::{CompactView, Observed, View};
+use crate::sensitive::CompactView;
 use crate::tools::registry::ToolEntry;
 use crate::tools::spec::Decoded;
 use crate::Caller;
@@ -130,6 +130,9 @@ impl HeldInput {
 pub(crate) enum PendingKind {
     /// Waiting for `confirm_pending`: holds the real input and its decoded value.
     Deferred {
+        /// What observers see of the call (built by its secret set), kept small;
+        /// no input (`shown: None`) when it would equal the held input.
+        view: CompactView,
         input: HeldInput,
         /// `None` with `decoded_is_input`: the decoded value is the JSON input
         /// itself (a dynamic tool), kept once.
@@ -152,9 +155,6 @@ pub(crate) struct Pending {
     pub(crate) id: ConfirmId,
     pub(crate) entry: Arc<ToolEntry>,
     pub(crate) caller: Caller,
-    /// What observers see of the call (built by its secret set); `shown: None`
-    /// when it would equal the deferred input (nothing to hide: one copy, not two).
-    pub(crate) view: Observed<View>,
     pub(crate) expires_at: SystemTime,
     pub(crate) kind: PendingKind,
     /// The policy's context: rule, person-only, session.
@@ -162,23 +162,24 @@ pub(crate) struct Pending {
 }
 
 /// A confirmation as the table holds it: the fields every confirmation has, inline;
-/// those few have (redacted changes, a redacted copy of the input, a policy
-/// context, a form version), boxed together and absent when all are empty.
+/// those few have (a policy context, a form version), boxed together and absent
+/// when both are empty.
 pub(crate) struct Stored {
     seq: u64,
     id: ConfirmId,
     pub(crate) entry: Arc<ToolEntry>,
     caller: Caller,
-    /// What observers see (built by the call's secret set), kept small.
-    view: CompactView,
     expires_at: SystemTime,
     kind: StoredKind,
     rare: Option<Box<Rare>>,
 }
 
-/// [`PendingKind`] without the form version (in [`Rare`]).
+/// [`PendingKind`] without the form version (in [`Rare`]), and a deferred
+/// confirmation's view (an inline one's is its waiting call's).
 enum StoredKind {
     Deferred {
+        /// What observers see (built by the call's secret set), kept small.
+        view: CompactView,
         input: HeldInput,
         decoded: Quiet<Decoded>,
         decoded_is_input: bool,
@@ -225,25 +226,28 @@ impl Rare {
 }
 
 impl Stored {
+    /// An inline confirmation, or a deferred one put back (see
+    /// [`PendingStore::insert`]).
     pub(crate) fn new(p: Pending) -> Stored {
         let Pending {
             seq,
             id,
             entry,
             caller,
-            view,
             expires_at,
             kind,
             ask,
         } = p;
         let (kind, form_version) = match kind {
             PendingKind::Deferred {
+                view,
                 input,
                 decoded,
                 decoded_is_input,
                 form_version,
             } => (
                 StoredKind::Deferred {
+                    view,
                     input,
                     decoded,
                     decoded_is_input,
@@ -257,7 +261,6 @@ impl Stored {
             id,
             entry,
             caller,
-            view: view.compact(),
             expires_at,
             kind,
             rare: Rare::boxed(ask, form_version),
@@ -270,7 +273,6 @@ impl Stored {
             id,
             entry,
             caller,
-            view,
             expires_at,
             kind,
             rare,
@@ -278,10 +280,12 @@ impl Stored {
         let Rare { ask, form_version } = rare.map(|r| *r).unwrap_or_default();
         let kind = match kind {
             StoredKind::Deferred {
+                view,
                 input,
                 decoded,
                 decoded_is_input,
             } => PendingKind::Deferred {
+                view,
                 input,
                 decoded,
                 decoded_is_input,
@@ -294,7 +298,6 @@ impl Stored {
             id,
             entry,
             caller,
-            view: view.expand(),
             expires_at,
             kind,
             ask,
@@ -325,9 +328,9 @@ impl Stored {
             id,
             entry,
             caller,
-            view,
             expires_at,
             kind: StoredKind::Deferred {
+                view,
                 input,
                 decoded,
                 decoded_is_input,
@@ -345,12 +348,12 @@ impl Stored {
             id,
             entry,
             caller,
-            view,
             expires_at,
             kind,
             rare,
         } = *self;
         let StoredKind::Deferred {
+            view,
             input,
             decoded,
             decoded_is_input,
@@ -384,20 +387,23 @@ impl Stored {
         matches!(self.kind, StoredKind::Deferred { .. })
     }
 
-    fn info(&self) -> PendingConfirmation {
-        PendingConfirmation {
+    /// What the pending list shows of a deferred confirmation (`None`: inline).
+    fn info(&self) -> Option<PendingConfirmation> {
+        let StoredKind::Deferred { view, input, .. } = &self.kind else {
+            return None;
+        };
+        Some(PendingConfirmation {
             confirm_id: self.id.to_string(),
             tool: self.entry.name.to_string(),
             caller: self.caller,
-            summary: self.view.summary().to_owned(),
-            changes: self.view.changes().to_vec(),
-            input: match (self.view.shown(), &self.kind) {
-                (Some(shown), _) => shown.clone(),
-                (None, StoredKind::Deferred { input, .. }) => input.to_value(),
-                (None, StoredKind::Inline { .. }) => Value::Null,
+            summary: view.summary().to_owned(),
+            changes: view.changes().to_vec(),
+            input: match view.shown() {
+                Some(shown) => shown.clone(),
+                None => input.to_value(),
             },
             expires_at: self.expires_at,
-        }
+        })
     }
 }
 
@@ -688,7 +694,7 @@ impl PendingStore {
             .filter(|p| p.is_deferred())
             .collect();
         deferred.sort_unstable_by_key(|p| p.seq);
-        deferred.into_iter().map(Stored::info).collect()
+        deferred.into_iter().filter_map(Stored::info).collect()
     }
 
     pub(crate) fn len(&self) -> usize {

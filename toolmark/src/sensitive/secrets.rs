@@ -21,6 +21,7 @@
 //! error message [`MAX_ERROR_CHARS`], a summary [`SUMMARY_CHARS`], and an object key
 //! in recorded arguments [`MAX_PATH_CHARS`].
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -130,10 +131,11 @@ pub(crate) struct View {
     pub(crate) shown: Option<Value>,
 }
 
-/// An [`Observed<View>`] as a table keeps it for as long as the confirmation waits:
-/// the summary at its exact size, and the changes and shown input (which most
-/// calls do not have) boxed together. Made only from an `Observed<View>` and turned
-/// back into one, so what it holds is what the call's secret set built.
+/// An [`Observed<View>`] as a deferred confirmation keeps it for as long as it
+/// waits: the summary at its exact size, and the changes and shown input (which
+/// most calls do not have) boxed together. Made only from an `Observed<View>` and
+/// read only through its accessors, so what it holds is what the call's secret set
+/// built.
 pub(crate) struct CompactView {
     summary: Box<str>,
     rest: Option<Box<(Vec<Change>, Option<Value>)>>,
@@ -153,19 +155,6 @@ impl CompactView {
     /// The input as shown, when it differs from the input.
     pub(crate) fn shown(&self) -> Option<&Value> {
         self.rest.as_deref().and_then(|(_, s)| s.as_ref())
-    }
-
-    /// The view again.
-    pub(crate) fn expand(self) -> Observed<View> {
-        let (changes, shown) = match self.rest {
-            Some(rest) => *rest,
-            None => (Vec::new(), None),
-        };
-        Observed(View {
-            summary: self.summary.into_string(),
-            changes,
-            shown,
-        })
     }
 }
 
@@ -594,15 +583,36 @@ fn count_tail(r: &Refusal) -> Option<(usize, Option<()>)> {
 }
 
 /// `value` with every object key cut to [`MAX_PATH_CHARS`].
-fn bound_keys(value: Value) -> Value {
+fn bound_keys(mut value: Value) -> Value {
+    bound_keys_in(&mut value);
+    value
+}
+
+/// [`bound_keys`] in place: an object is rebuilt only when one of its own keys is
+/// cut (two keys cut to the same text keep the later one's value, as a map built
+/// in key order does); every other value stays where it is.
+fn bound_keys_in(value: &mut Value) {
     match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (bounded(&k, MAX_PATH_CHARS).into_owned(), bound_keys(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.into_iter().map(bound_keys).collect()),
-        other => other,
+        Value::Object(map) => {
+            let cut = |k: &str| matches!(bounded(k, MAX_PATH_CHARS), Cow::Owned(_));
+            if map.keys().any(|k| cut(k)) {
+                *map = std::mem::take(map)
+                    .into_iter()
+                    .map(|(k, mut v)| {
+                        bound_keys_in(&mut v);
+                        let k = match bounded(&k, MAX_PATH_CHARS) {
+                            Cow::Borrowed(_) => k,
+                            Cow::Owned(cut) => cut,
+                        };
+                        (k, v)
+                    })
+                    .collect();
+            } else {
+                map.values_mut().for_each(bound_keys_in);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_keys_in),
+        _ => {}
     }
 }
 
@@ -693,10 +703,7 @@ mod tests {
         );
         assert_eq!(view.get().summary, "Pay with [redacted]");
         assert_eq!(view.get().summary.capacity(), view.get().summary.len());
-        assert_eq!(
-            &*view.compact().expand().get().summary,
-            "Pay with [redacted]"
-        );
+        assert_eq!(view.compact().summary(), "Pay with [redacted]");
     }
 
     #[test]
@@ -706,6 +713,32 @@ mod tests {
         let out = SecretSet::none().outcome(Outcome::Refused(r)).into_inner();
         let text = serde_json::to_string(&out).unwrap();
         assert!(text.len() < 2_000, "{}", text.len());
+    }
+
+    #[test]
+    fn object_keys_are_bounded_at_every_depth_and_short_ones_kept() {
+        let long = "k".repeat(MAX_PATH_CHARS + 50);
+        let cut = bounded(&long, MAX_PATH_CHARS).into_owned();
+        assert_ne!(cut, long);
+        let input = json!({
+            "short": {"inner": [{ long.clone(): 1, "ok": 2 }]},
+            long.clone(): "top",
+        });
+        let out = bound_keys(input);
+        assert_eq!(
+            out,
+            json!({
+                "short": {"inner": [{ cut.clone(): 1, "ok": 2 }]},
+                cut.clone(): "top",
+            })
+        );
+        // Nothing to cut: the value as it came.
+        let plain = json!({"a": {"b": [1, {"c": "d"}]}});
+        assert_eq!(bound_keys(plain.clone()), plain);
+        // Two keys cut to the same text: the later one's value (as a map built in
+        // key order keeps).
+        let (a, b) = (format!("{long}a"), format!("{long}b"));
+        assert_eq!(bound_keys(json!({ a: 1, b: 2 })), json!({ cut: 2 }));
     }
 
     #[test]
