@@ -112,20 +112,21 @@ fn blocks_per_waiting_call(rt: &tokio::runtime::Runtime) -> u64 {
 /// tool `send` (`{"title": …}`, summary `Send "{title}"`) that returns its input.
 fn send_app() -> Toolmark {
     let tm = Toolmark::builder().max_pending(N + 10).build().unwrap();
-    tm.register(
-        ToolSpec::new("send", "Send")
-            .input_schema(json!({
-                "type": "object",
-                "properties": {"title": {"type": "string"}},
-                "additionalProperties": false
-            }))
-            .effect(Effect::Consequential)
-            .summary("Send \"{title}\"")
-            .handler(|_ctx, input| async move { Ok(input) }),
-        Default::default(),
-    )
-    .unwrap();
+    tm.register(send_spec(), Default::default()).unwrap();
     tm
+}
+
+/// The `send` tool of [`send_app`].
+fn send_spec() -> ToolSpec {
+    ToolSpec::new("send", "Send")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"title": {"type": "string"}},
+            "additionalProperties": false
+        }))
+        .effect(Effect::Consequential)
+        .summary("Send \"{title}\"")
+        .handler(|_ctx, input| async move { Ok(input) })
 }
 
 /// Heap blocks allocated per deferred round trip of a dynamic tool (its request,
@@ -158,6 +159,36 @@ fn blocks_per_deferred_round_trip(rt: &tokio::runtime::Runtime) -> (u64, u64) {
         assert!(done.iter().all(toolmark::Outcome::is_ok));
         let n = N as u64;
         ((requested - before) / n, (answered - requested) / n)
+    })
+}
+
+/// Heap blocks allocated per inline round trip of the same tool: the call waits
+/// while the app's confirm handler approves, then runs (the inputs made before the
+/// count starts).
+fn blocks_per_inline_round_trip(rt: &tokio::runtime::Runtime) -> u64 {
+    rt.block_on(async {
+        let tm = Toolmark::builder()
+            .confirm_mode(Caller::InApp, toolmark::ConfirmMode::Inline)
+            .confirm_handler(|_req: toolmark::ConfirmRequest| async {
+                toolmark::Decision::approve()
+            })
+            .build()
+            .unwrap();
+        tm.register(send_spec(), Default::default()).unwrap();
+        let call = |input| tm.call("send", input, CallOptions::new(Caller::InApp));
+        // Warm up: the table exists and a confirmation was answered.
+        for _ in 0..10 {
+            assert!(call(json!({"title": "hi"})).await.is_ok());
+        }
+        let inputs: Vec<_> = (0..N).map(|_| json!({"title": "hi"})).collect();
+        let mut done = Vec::with_capacity(N);
+        let before = dhat::HeapStats::get().total_blocks;
+        for input in inputs {
+            done.push(call(input).await);
+        }
+        let blocks = dhat::HeapStats::get().total_blocks - before;
+        assert!(done.iter().all(toolmark::Outcome::is_ok));
+        blocks / N as u64
     })
 }
 
@@ -273,6 +304,7 @@ fn bytes_per_tool_and_per_pending_confirmation() {
     let typed_blocks = blocks_per_n_tool_calls(&rt, "typed.add");
     let (request, approval) = blocks_per_deferred_round_trip(&rt);
     let waiting = blocks_per_waiting_call(&rt);
+    let inline = blocks_per_inline_round_trip(&rt);
     println!("bytes per registered typed tool: {tool}");
     println!("heap blocks per #[tool] call that waits in its scope's queue: {waiting}");
     println!("heap blocks allocated by {N} #[tool] calls: {blocks}");
@@ -284,6 +316,7 @@ fn bytes_per_tool_and_per_pending_confirmation() {
     println!(
         "heap blocks per deferred round trip: {request} (request) + {approval} (approval and run)"
     );
+    println!("heap blocks per inline round trip: {inline}");
     // A typed tool holds at most what rmcp 3.11's route for the same tool holds
     // (392 B; 385 B today: its entry, its name once, its closures, its registry
     // slot). A regression that keeps the name twice again, or the manifest's copy of
@@ -332,6 +365,12 @@ fn bytes_per_tool_and_per_pending_confirmation() {
         request <= 5 && approval <= 3,
         "{request} + {approval} heap blocks per deferred round trip"
     );
+    // An inline round trip of the same tool: its view made once and handed to the
+    // request (not kept by the table, not copied per request), its id inline, the
+    // shown input's keys bounded in place (33 blocks before: the view copied twice
+    // more, the table's compact copy, a map rebuilt to bound its keys, the id's
+    // text three times).
+    assert!(inline <= 17, "{inline} heap blocks per inline round trip");
     // The id table shrinks once a burst is answered (it held ~100 KB for 2,000
     // confirmations when it never shrank).
     assert!(
