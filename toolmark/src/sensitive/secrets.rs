@@ -159,7 +159,6 @@ impl CompactView {
 }
 
 impl Observed<View> {
-    /// The `needs_confirmation` outcome of a kept call.
     /// The view, kept small (see [`CompactView`]).
     pub(crate) fn compact(self) -> CompactView {
         let View {

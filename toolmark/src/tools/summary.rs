@@ -11,10 +11,19 @@ use crate::sensitive::{Matcher, REDACTED};
 /// the one parser the `#[tool]` macro checks templates with at compile time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Template {
-    parts: Vec<Part>,
+    parts: Vec<Piece>,
     /// Every literal part is printable ASCII (checked once, here): a summary made
     /// of them and of plain values needs no second pass over its characters.
     plain_lits: bool,
+}
+
+/// A part of a parsed template, as it is rendered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Piece {
+    Lit(String),
+    /// A placeholder; `dotted`: its path has more than one segment (known once,
+    /// here, not searched for at every render).
+    Field { path: String, dotted: bool },
 }
 
 impl Template {
@@ -29,6 +38,16 @@ impl Template {
             Part::Lit(s) => is_plain(s, usize::MAX),
             Part::Field(_) => true,
         });
+        let parts = parts
+            .into_iter()
+            .map(|p| match p {
+                Part::Lit(s) => Piece::Lit(s),
+                Part::Field(path) => Piece::Field {
+                    dotted: path.contains('.'),
+                    path,
+                },
+            })
+            .collect();
         Template { parts, plain_lits }
     }
 
@@ -42,8 +61,8 @@ impl Template {
             .parts
             .iter()
             .map(|p| match p {
-                Part::Lit(s) => Ok(Part::Lit(s.clone())),
-                Part::Field(f) => map(f).map(Part::Field),
+                Piece::Lit(s) => Ok(Part::Lit(s.clone())),
+                Piece::Field { path, .. } => map(path).map(Part::Field),
             })
             .collect::<Result<_, _>>()?;
         Ok(Template::of(parts))
@@ -60,11 +79,11 @@ impl Template {
         let mut plain = self.plain_lits;
         for part in &self.parts {
             match part {
-                Part::Lit(s) => out.push_str(s),
-                Part::Field(path) => {
+                Piece::Lit(s) => out.push_str(s),
+                Piece::Field { path, dotted } => {
                     // A one-segment path (the common case) is looked up as it is,
                     // without splitting it.
-                    let value = if path.contains('.') {
+                    let value = if *dotted {
                         path.split('.').try_fold(input, |v, seg| field(v, seg))
                     } else {
                         field(input, path)
