@@ -533,7 +533,7 @@ mod tests {
     #[test]
     fn an_id_made_here_and_the_same_text_read_back_are_one_id() {
         use std::collections::HashSet;
-        use std::hash::{BuildHasher, Hash, Hasher};
+        use std::hash::BuildHasher;
 
         let made = ConfirmId::new();
         let read = ConfirmId::from_text(made.as_str());
@@ -541,16 +541,13 @@ mod tests {
         assert_eq!(made.as_str(), &*read);
         assert_eq!(made.to_string(), read.to_string());
         assert_eq!(format!("{made:?}"), format!("{:?}", made.as_str()));
-        let hash = |id: &ConfirmId| {
-            let mut h = rustc_hash::FxBuildHasher.build_hasher();
-            id.hash(&mut h);
-            h.finish()
-        };
+        let hash = |id: &ConfirmId| rustc_hash::FxBuildHasher.hash_one(id);
         assert_eq!(hash(&made), hash(&read));
         // Hashed as the bytes it is looked up by.
-        let mut h = rustc_hash::FxBuildHasher.build_hasher();
-        made.as_bytes().hash(&mut h);
-        assert_eq!(hash(&made), h.finish());
+        assert_eq!(
+            hash(&made),
+            rustc_hash::FxBuildHasher.hash_one(made.as_bytes())
+        );
         assert_ne!(made, ConfirmId::new());
         assert_ne!(read, ConfirmId::from_text("other"));
         let ids: HashSet<ConfirmId> = [made.clone(), read, ConfirmId::new()].into();

@@ -341,7 +341,12 @@ impl Stored {
 
     /// A deferred confirmation taken out for an answer, straight from the table's
     /// record (`None` for an inline one).
+    ///
+    /// Taken as the table's box: its fields are moved out of the box where they
+    /// are (by value, the whole record was first copied out: +40 instructions a
+    /// round trip).
     #[inline(always)]
+    #[allow(clippy::boxed_local)]
     pub(crate) fn into_taken(self: Box<Stored>) -> Option<Taken> {
         let Stored {
             seq,

@@ -23,7 +23,10 @@ enum Piece {
     Lit(String),
     /// A placeholder; `dotted`: its path has more than one segment (known once,
     /// here, not searched for at every render).
-    Field { path: String, dotted: bool },
+    Field {
+        path: String,
+        dotted: bool,
+    },
 }
 
 impl Template {
