@@ -524,3 +524,71 @@ async fn the_redis_scan_after_each_test_finds_a_secret_in_clear() {
         .unwrap();
     assert_eq!(deleted, 1);
 }
+
+/// What an approved run holds when its deadline cuts it off is released before
+/// its outcome is delivered: the run is dropped before the bridge message (and,
+/// with a store, the other instances) tell the agent.
+async fn a_cut_off_approved_run_is_dropped_before_its_outcome_is_delivered(s: Store) {
+    struct Held {
+        bridge: std::sync::Arc<std::sync::Mutex<toolmark::Bridge>>,
+        delivered_first: std::sync::Arc<std::sync::Mutex<Option<bool>>>,
+    }
+    impl Drop for Held {
+        fn drop(&mut self) {
+            let delivered = self.bridge.lock().unwrap().try_recv().is_some();
+            *self.delivered_first.lock().unwrap() = Some(delivered);
+        }
+    }
+    let Some(tm) = s
+        .build(
+            Toolmark::builder()
+                .call_timeout(Duration::from_secs(30))
+                .abort_grace(Duration::from_secs(2)),
+        )
+        .await
+    else {
+        return;
+    };
+    let bridge = std::sync::Arc::new(std::sync::Mutex::new(tm.bridge()));
+    let delivered_first = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let (b, d) = (bridge.clone(), delivered_first.clone());
+    tm.register(
+        toolmark::ToolSpec::new("hang", "Hangs once approved")
+            .effect(toolmark::Effect::Destructive)
+            .handler(move |_ctx, _input| {
+                let held = Held {
+                    bridge: b.clone(),
+                    delivered_first: d.clone(),
+                };
+                async move {
+                    let _held = held;
+                    std::future::pending::<()>().await;
+                    Ok(json!(null))
+                }
+            }),
+        Default::default(),
+    )
+    .unwrap();
+    let id = defer(&tm, "hang", json!({})).await;
+    let out = tm.confirm_pending(&id, Decision::approve()).await;
+    assert_eq!(code(&out), Some(RefusalCode::Cancelled));
+    assert_eq!(
+        *delivered_first.lock().unwrap(),
+        Some(false),
+        "the run was dropped after its outcome was delivered"
+    );
+    // And the outcome was delivered.
+    assert!(bridge.lock().unwrap().try_recv().is_some());
+}
+
+// Tokio's paused clock runs the 30 s deadline and the grace at once (a Redis store
+// needs real time: the other stores stand for it here).
+#[tokio::test(start_paused = true)]
+async fn a_cut_off_approved_run_is_dropped_before_its_outcome_is_delivered_builtin() {
+    a_cut_off_approved_run_is_dropped_before_its_outcome_is_delivered(Store::Builtin).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cut_off_approved_run_is_dropped_before_its_outcome_is_delivered_memory() {
+    a_cut_off_approved_run_is_dropped_before_its_outcome_is_delivered(Store::Memory).await;
+}

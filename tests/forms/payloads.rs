@@ -182,6 +182,57 @@ async fn an_inline_submit_request_shows_the_values_redacted() {
     );
 }
 
+/// An invalid edit asks again; the approver is shown what it was shown first (the
+/// same changes, though the form changed while it decided, the same summary and
+/// input), with the issues.
+#[tokio::test]
+async fn an_inline_fill_asked_again_shows_what_it_showed_first() {
+    let queue = ConfirmQueue::new();
+    let tm = Toolmark::builder()
+        .confirm_handler(queue.handler())
+        .build()
+        .unwrap();
+    let (form, _) = guarded_fill(&tm);
+    form.set(Signup {
+        name: "A".into(),
+        ..Default::default()
+    });
+    let mut updates = queue.subscribe();
+    let call = tokio::spawn({
+        let tm = tm.clone();
+        let patch = json!({"name": "Ada", "card": {"number": SECRETS[0], "cvc": SECRETS[1]}});
+        async move { tm.call("signup.fill", patch, opts(Caller::Mcp)).await }
+    });
+    updates.changed().await.unwrap();
+    let first = queue.pending().remove(0);
+    assert!(first.issues.is_empty());
+    let name = first.changes.iter().find(|c| c.path == "name").unwrap();
+    assert_eq!(name.before, Some(json!("A")));
+    // The form changes while the user decides; the user's edit is invalid.
+    form.set(Signup {
+        name: "B".into(),
+        ..Default::default()
+    });
+    queue
+        .approve(&first.confirm_id, Some(json!({"name": 42})))
+        .unwrap();
+    let again = loop {
+        updates.changed().await.unwrap();
+        if let Some(req) = queue.pending().first() {
+            break req.clone();
+        }
+    };
+    assert_eq!(again.confirm_id, first.confirm_id);
+    assert_eq!(again.issues[0].path, "name");
+    assert_eq!(again.changes, first.changes, "the changes first shown");
+    assert_eq!(again.summary, first.summary);
+    assert_eq!(again.input, first.input);
+    assert_no_secret("ConfirmRequest asked again", &public_text(&again));
+    queue.approve(&again.confirm_id, None).unwrap();
+    assert!(call.await.unwrap().is_ok());
+    assert_eq!(form.values().name, "Ada");
+}
+
 #[tokio::test]
 async fn no_event_carries_a_form_secret() {
     let tm = tm();

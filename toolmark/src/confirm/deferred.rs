@@ -684,28 +684,33 @@ pub(crate) async fn answer(
         .await;
     }
     // The approved run, written out here (not a future of its own, moved into
-    // this one): caller human, no signal (the no-signal deadline applies).
-    let started = inner.wants_events().then(tokio::time::Instant::now);
-    let mut run_input = run_input;
-    let keep = inner.run_reads_input(&entry, Caller::Human);
-    let run_decoded = crate::tools::spec::for_run(run_decoded, &mut run_input, keep);
-    let held = inner.hold(
-        Arc::clone(&entry),
-        Caller::Human,
-        None,
-        None,
-        None,
-        &mut run_input,
-    );
-    let fut = std::pin::pin!(crate::tools::private::ToolFuture::from((entry.run)(
-        held.ctx(),
-        run_decoded
-    )));
-    let outcome = inner
-        .run_call(&held, fut, None, false, held.secret_set())
-        .await;
-    drop(held);
-    inner.call_finished(&entry.name, Caller::Human, started, outcome.get());
+    // this one): caller human, no signal (the no-signal deadline applies). Its
+    // run and state are dropped at the end of this block, before its outcome is
+    // delivered (a run cut off by its deadline is cancelled by that drop: what it
+    // holds is released before the agent is told).
+    let outcome = {
+        let started = inner.wants_events().then(tokio::time::Instant::now);
+        let mut run_input = run_input;
+        let keep = inner.run_reads_input(&entry, Caller::Human);
+        let run_decoded = crate::tools::spec::for_run(run_decoded, &mut run_input, keep);
+        let held = inner.hold(
+            Arc::clone(&entry),
+            Caller::Human,
+            None,
+            None,
+            None,
+            &mut run_input,
+        );
+        let fut = std::pin::pin!(crate::tools::private::ToolFuture::from((entry.run)(
+            held.ctx(),
+            run_decoded
+        )));
+        let outcome = inner
+            .run_call(&held, fut, None, false, held.secret_set())
+            .await;
+        inner.call_finished(&entry.name, Caller::Human, started, outcome.get());
+        outcome
+    };
     match shared {
         Some(_) => deliver(inner, shared, d, &outcome).await,
         // This toolmark's bridge only: nothing to wait for.

@@ -166,6 +166,9 @@ pub(crate) async fn inline_confirm(
     let matcher = entry.matcher();
     let summary = entry.summary_for(&input, &matcher);
     let changes = entry.changes_for(&input, &matcher);
+    // Kept for a re-ask: the changes the approver was first shown (an app's
+    // changes function may read live state; most calls have none: no copy).
+    let asked_changes = changes.clone();
     let set = entry.secret_set(&input);
     let view = set.view(&matcher, &input, summary, changes, true);
     let (wake_tx, mut wake_rx) = oneshot::channel();
@@ -187,7 +190,8 @@ pub(crate) async fn inline_confirm(
     let mut issues = Vec::new();
     loop {
         // The first request takes the view itself; one asked again (after an
-        // invalid edit) has it made again, the same way, by the same secret set.
+        // invalid edit) has the same view made again from the same parts (the
+        // input, the first changes, the template), by the same secret set.
         let View {
             summary,
             changes,
@@ -199,7 +203,7 @@ pub(crate) async fn inline_confirm(
                     &matcher,
                     &input,
                     entry.summary_for(&input, &matcher),
-                    entry.changes_for(&input, &matcher),
+                    asked_changes.clone(),
                     true,
                 )
                 .into_inner(),
