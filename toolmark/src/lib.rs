@@ -104,6 +104,7 @@ mod error;
 pub mod event;
 mod forms;
 pub mod guide;
+mod hex;
 #[cfg(any(feature = "mcp", feature = "webmcp"))]
 mod http_host;
 #[cfg(feature = "mcp")]

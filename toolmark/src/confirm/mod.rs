@@ -420,24 +420,9 @@ fn hex32(bytes: [u8; 16]) -> [u8; 32] {
     let mut hex = [0u8; 32];
     for (quad, out) in bytes.chunks_exact(4).zip(hex.chunks_exact_mut(8)) {
         let word = u32::from_be_bytes([quad[0], quad[1], quad[2], quad[3]]);
-        out.copy_from_slice(&hex8(word).to_be_bytes());
+        out.copy_from_slice(&crate::hex::hex8(word).to_be_bytes());
     }
     hex
-}
-
-/// The 8 hex digits of `word`, most significant first, as the bytes of a `u64`
-/// (big-endian).
-#[inline]
-fn hex8(word: u32) -> u64 {
-    // Each nibble into a byte of its own, in order.
-    let x = u64::from(word);
-    let x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
-    let x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
-    let x = (x | (x << 4)) & 0x0f0f_0f0f_0f0f_0f0f;
-    // Per byte (no carry crosses one: at most 15 + 6, then 15 + 48 + 39): a nibble
-    // of 10 or more gets the 39 that takes it from past `9` to `a`.
-    let letters = ((x + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
-    x + 0x3030_3030_3030_3030 + letters * 39
 }
 
 /// The dotted paths at which `a` and `b` differ (for auditing edits: paths only).

@@ -142,49 +142,13 @@ impl std::fmt::Debug for Sealer {
     }
 }
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-fn hex_into(out: &mut Vec<u8>, bytes: &[u8]) {
-    for &b in bytes {
-        out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 0x0f)]]);
-    }
-}
-
-/// The value of each lowercase hex digit; `INVALID` for every other byte.
-const INVALID: u8 = 0xff;
-const UNHEX: [u8; 256] = {
-    let mut t = [INVALID; 256];
-    let mut i = 0;
-    while i < 16 {
-        t[HEX[i] as usize] = i as u8;
-        i += 1;
-    }
-    t
-};
-
-/// The bytes of lowercase hex `s` written into `out`; `false` (and `out` partly
-/// written) when `s` is not lowercase hex of exactly `out.len()` bytes.
-fn unhex_into(s: &[u8], out: &mut [u8]) -> bool {
-    if s.len() != 2 * out.len() {
-        return false;
-    }
-    for (o, p) in out.iter_mut().zip(s.chunks_exact(2)) {
-        let (hi, lo) = (UNHEX[usize::from(p[0])], UNHEX[usize::from(p[1])]);
-        if hi == INVALID || lo == INVALID {
-            return false;
-        }
-        *o = (hi << 4) | lo;
-    }
-    true
-}
-
 fn unhex(s: &str) -> Option<Vec<u8>> {
     let b = s.as_bytes();
     if !b.len().is_multiple_of(2) {
         return None;
     }
     let mut out = vec![0u8; b.len() / 2];
-    unhex_into(b, &mut out).then_some(out)
+    crate::hex::decode_into(b, &mut out).then_some(out)
 }
 
 /// The associated data: version, purpose and storage key, each NUL-terminated
@@ -238,9 +202,9 @@ impl Sealer {
         let mut text = Vec::with_capacity(VERSION.len() + 2 + 2 * (nonce.len() + ct.len()));
         text.extend_from_slice(VERSION.as_bytes());
         text.push(b':');
-        hex_into(&mut text, &nonce);
+        crate::hex::encode_into(&mut text, &nonce);
         text.push(b':');
-        hex_into(&mut text, &ct);
+        crate::hex::encode_into(&mut text, &ct);
         String::from_utf8(text).ok()
     }
 
@@ -250,7 +214,7 @@ impl Sealer {
         let rest = text.strip_prefix(VERSION)?.strip_prefix(':')?;
         let (nonce, ct) = rest.split_once(':')?;
         let mut n = [0u8; 12];
-        if !unhex_into(nonce.as_bytes(), &mut n) {
+        if !crate::hex::decode_into(nonce.as_bytes(), &mut n) {
             return None;
         }
         // Opened where it was read into: the tag is cut off, no second buffer.
@@ -322,7 +286,7 @@ mod tests {
     fn hex_reads_back_lowercase_hex_of_the_exact_length_only() {
         let all: Vec<u8> = (0..=255).collect();
         let mut text = Vec::new();
-        hex_into(&mut text, &all);
+        crate::hex::encode_into(&mut text, &all);
         let text = String::from_utf8(text).unwrap();
         assert_eq!(text.len(), 512);
         assert_eq!(unhex(&text).unwrap(), all);
@@ -334,10 +298,10 @@ mod tests {
         }
         assert_eq!(unhex("").unwrap(), Vec::<u8>::new());
         let mut nonce = [0u8; 2];
-        assert!(unhex_into(b"abcd", &mut nonce));
+        assert!(crate::hex::decode_into(b"abcd", &mut nonce));
         assert_eq!(nonce, [0xab, 0xcd]);
-        assert!(!unhex_into(b"abcdef", &mut nonce), "too long");
-        assert!(!unhex_into(b"ab", &mut nonce), "too short");
+        assert!(!crate::hex::decode_into(b"abcdef", &mut nonce), "too long");
+        assert!(!crate::hex::decode_into(b"ab", &mut nonce), "too short");
     }
 
     #[test]
