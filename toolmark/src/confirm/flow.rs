@@ -164,13 +164,18 @@ pub(crate) async fn inline_confirm(
         ));
     };
     let matcher = entry.matcher();
-    let summary = entry.summary_for(&input, &matcher);
     let changes = entry.changes_for(&input, &matcher);
     // Kept for a re-ask: the changes the approver was first shown (an app's
     // changes function may read live state; most calls have none: no copy).
     let asked_changes = changes.clone();
     let set = entry.secret_set(&input);
-    let view = set.view(&matcher, &input, summary, changes, true);
+    // What the approver sees, made by the call's secret set: for the first
+    // request and, the same way from the same parts, for one asked again.
+    let view_of = |changes| {
+        let summary = entry.summary_for(&input, &matcher);
+        set.view(&matcher, &input, summary, changes, true)
+    };
+    let view = view_of(changes);
     let (wake_tx, mut wake_rx) = oneshot::channel();
     let opened = open(
         inner,
@@ -190,24 +195,15 @@ pub(crate) async fn inline_confirm(
     let mut issues = Vec::new();
     loop {
         // The first request takes the view itself; one asked again (after an
-        // invalid edit) has the same view made again from the same parts (the
-        // input, the first changes, the template), by the same secret set.
+        // invalid edit) has it made again from the first changes.
         let View {
             summary,
             changes,
             shown,
-        } = match view.take() {
-            Some(view) => view.into_inner(),
-            None => set
-                .view(
-                    &matcher,
-                    &input,
-                    entry.summary_for(&input, &matcher),
-                    asked_changes.clone(),
-                    true,
-                )
-                .into_inner(),
-        };
+        } = view
+            .take()
+            .unwrap_or_else(|| view_of(asked_changes.clone()))
+            .into_inner();
         let request = ConfirmRequest {
             confirm_id: opened.id.to_string(),
             tool: entry.name.to_string(),
