@@ -346,7 +346,7 @@ impl CallShared {
     /// A call's state, shared with its context: in the spare allocation of this
     /// thread's last call whose context nobody kept (no allocation), else in a new
     /// one. [`recycle`](Self::recycle) gives the allocation back when the call ends.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new_shared(
         caller: Caller,
         origin: Origin,

@@ -505,7 +505,7 @@ impl Inner {
                 // Boxed: a confirmation's states (and the inline and store paths)
                 // stay out of every call's future.
                 front => {
-                    let outcome = Box::pin(self.call_slow(front, opts)).await;
+                    let outcome = self.call_slow(front, opts).await;
                     return self.leave(name, caller, started, outcome);
                 }
             };
@@ -557,63 +557,76 @@ impl Inner {
 
     /// The paths of [`call`](Self::call) past a [`Front::Store`] or a
     /// [`Front::Run`]: the remembered decisions, asking, deferring, then the run.
-    async fn call_slow(self: &Arc<Self>, front: Front, opts: CallOptions) -> Observed<Outcome> {
-        let caller = opts.caller;
-        // `call` answers `Done` and runs `Prepared` itself; both are matched here so
-        // that this stays total (a separate enum for the slow paths cost the fast
-        // path ~70 instructions per call in layout).
+    ///
+    /// Each path is boxed as its own future, so that a call pays for the box of
+    /// its path only: one future for both was 1,136 bytes (the store path's
+    /// locals beside the run's), too large for the allocator's per-thread cache,
+    /// and its allocation alone cost more than the rest of a plain call's steps.
+    fn call_slow<'a>(
+        self: &'a Arc<Self>,
+        front: Front,
+        opts: CallOptions,
+    ) -> Pin<Box<dyn Future<Output = Observed<Outcome>> + Send + 'a>> {
         match front {
-            Front::Done(outcome) => outcome,
-            Front::Store {
-                entry,
-                input,
-                decoded,
-                ask,
-                set,
-            } => {
-                // The remembered decisions (some in the store), then ask.
-                match Box::pin(remembered_gate(self, &entry, caller, ask)).await {
-                    Gate::Done(outcome) => set.outcome(outcome),
-                    Gate::Ask(ask)
-                        if opts.defer || self.config.mode(caller) == ConfirmMode::Deferred =>
-                    {
-                        match &self.shared {
-                            Some(shared) => {
-                                Box::pin(crate::confirm::deferred::defer_stored(
-                                    self, shared, &entry, caller, input, decoded, ask, &set,
-                                ))
-                                .await
-                            }
-                            None => crate::confirm::defer(
-                                self, &entry, caller, input, decoded, ask, &set,
-                            ),
-                        }
-                    }
-                    Gate::Ask(ask) => {
-                        self.confirm_and_run(entry, input, decoded, Some(ask), opts, set)
-                            .await
-                    }
-                    Gate::Run => {
-                        self.confirm_and_run(entry, input, decoded, None, opts, set)
-                            .await
-                    }
-                }
-            }
-            // `call` runs a prepared call itself, in its own future; one here would be
-            // a caller's mistake, answered as such rather than run a second way.
-            Front::Prepared { .. } => Observed::fixed(
-                RefusalCode::Cancelled,
-                "internal: a prepared call on the slow path",
-            ),
             Front::Run {
                 entry,
                 input,
                 decoded,
                 ask,
                 set,
-            } => {
-                self.confirm_and_run(entry, input, decoded, ask, opts, set)
-                    .await
+            } => Box::pin(self.confirm_and_run(entry, input, decoded, ask, opts, set)),
+            Front::Store {
+                entry,
+                input,
+                decoded,
+                ask,
+                set,
+            } => Box::pin(self.call_stored(entry, input, decoded, ask, opts, set)),
+            // `call` answers `Done` and runs `Prepared` itself; both are matched
+            // here so that this stays total (a separate enum for the slow paths
+            // cost the fast path ~70 instructions per call in layout).
+            Front::Done(outcome) => Box::pin(std::future::ready(outcome)),
+            // A prepared call here would be a caller's mistake, answered as such
+            // rather than run a second way.
+            Front::Prepared { .. } => Box::pin(std::future::ready(Observed::fixed(
+                RefusalCode::Cancelled,
+                "internal: a prepared call on the slow path",
+            ))),
+        }
+    }
+
+    /// A [`Front::Store`] call: the remembered decisions (some in the toolmark's
+    /// confirmation store), then ask, defer or run.
+    async fn call_stored(
+        self: &Arc<Self>,
+        entry: Arc<ToolEntry>,
+        input: Value,
+        decoded: Decoded,
+        ask: crate::confirm::policy::AskCtx,
+        opts: CallOptions,
+        set: SecretSet,
+    ) -> Observed<Outcome> {
+        let caller = opts.caller;
+        match Box::pin(remembered_gate(self, &entry, caller, ask)).await {
+            Gate::Done(outcome) => set.outcome(outcome),
+            Gate::Ask(ask) if opts.defer || self.config.mode(caller) == ConfirmMode::Deferred => {
+                match &self.shared {
+                    Some(shared) => {
+                        Box::pin(crate::confirm::deferred::defer_stored(
+                            self, shared, &entry, caller, input, decoded, ask, &set,
+                        ))
+                        .await
+                    }
+                    None => crate::confirm::defer(self, &entry, caller, input, decoded, ask, &set),
+                }
+            }
+            // Boxed: one future of `confirm_and_run`, polled through a box, for
+            // every path that runs.
+            Gate::Ask(ask) => {
+                Box::pin(self.confirm_and_run(entry, input, decoded, Some(ask), opts, set)).await
+            }
+            Gate::Run => {
+                Box::pin(self.confirm_and_run(entry, input, decoded, None, opts, set)).await
             }
         }
     }
@@ -924,7 +937,7 @@ impl Inner {
 
     /// The run's state: shared with its `ToolContext` when the tool reads one,
     /// else only what the call's own steps read, kept in the call's own future.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn hold<'i>(
         &self,
         entry: Arc<ToolEntry>,

@@ -14,7 +14,7 @@ use super::run::{Marked, RunEnd};
 use super::{prepare, CallOptions, Front, Held, Stops, ToolFuture};
 use crate::call::current::RunMarker;
 use crate::sensitive::{Observed, SecretSet};
-use crate::{Caller, Outcome, Refusal, RefusalCode, Toolmark};
+use crate::{Caller, Outcome, Refusal, Toolmark};
 
 /// The sizes of a call of the tool `name` with `input` (a valid input of a tool
 /// that builds its run in one step, such as a `#[tool]` fn or a
@@ -67,13 +67,6 @@ pub(crate) fn call_sizes(
             "queue wait (no signal, inline)",
             size_of_val(&super::QueueWait::new(inner, node)),
         ),
-        (
-            "call_slow future (boxed)",
-            size_of_val(&inner.call_slow(
-                Front::Done(Observed::fixed(RefusalCode::Cancelled, "sizes")),
-                opts(),
-            )),
-        ),
     ];
     let mut kept = input.clone();
     let held = inner.hold(
@@ -108,14 +101,34 @@ pub(crate) fn call_sizes(
     ));
     let decoded = (entry.decode)(input, true).ok()?;
     sizes.push((
-        "confirm_and_run future (in call_slow)",
-        size_of_val(&inner.confirm_and_run(
-            std::sync::Arc::clone(&entry),
-            input.clone(),
-            decoded,
-            None,
+        "confirm_and_run future (boxed: a slow call's run path)",
+        size_of_val(&*inner.call_slow(
+            Front::Run {
+                entry: std::sync::Arc::clone(&entry),
+                input: input.clone(),
+                decoded,
+                ask: None,
+                set: SecretSet::none(),
+            },
             opts(),
-            SecretSet::none(),
+        )),
+    ));
+    let decoded = (entry.decode)(input, true).ok()?;
+    sizes.push((
+        "call_stored future (boxed: a call answered with a store)",
+        size_of_val(&*inner.call_slow(
+            Front::Store {
+                entry: std::sync::Arc::clone(&entry),
+                input: input.clone(),
+                decoded,
+                ask: crate::confirm::policy::AskCtx {
+                    rule: None,
+                    person: false,
+                    session: None,
+                },
+                set: SecretSet::none(),
+            },
+            opts(),
         )),
     ));
     Some(sizes)
@@ -173,5 +186,11 @@ mod tests {
         // The run's state borrows the input the call was given (kept in the call's
         // own future) instead of holding a copy.
         assert!(size("Held") <= 32);
+        // A call past its front (a dynamic tool, an inline confirmation) boxes the
+        // future of its own path only, small enough for the allocator's per-thread
+        // cache (glibc's tcache serves up to 1,032 bytes; one future for every slow
+        // path was 1,136 bytes and took the allocator's slow path on every call).
+        assert!(size("confirm_and_run future (boxed: a slow call's run path)") <= 1032);
+        assert!(size("call_stored future (boxed: a call answered with a store)") <= 1032);
     }
 }

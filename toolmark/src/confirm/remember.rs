@@ -169,6 +169,7 @@ fn resolved_without_asking(
 /// then a remembered decision kept in this process, else ask. With a
 /// confirmation store, only the policy is checked here: the remembered decisions
 /// (some in the store) are looked up by [`remembered_gate`], asynchronously.
+#[inline]
 pub(crate) fn before_asking(
     inner: &Inner,
     entry: &ToolEntry,
