@@ -131,13 +131,78 @@ pub(crate) fn call_sizes(
             opts(),
         )),
     ));
+    let decoded = (entry.decode)(input, true).ok()?;
+    sizes.push((
+        "inline_confirm future (boxed: a call waiting for its approval)",
+        size_of_val(&crate::confirm::inline_confirm(
+            inner,
+            &entry,
+            Caller::InApp,
+            input.clone(),
+            decoded,
+            None,
+            None,
+            crate::confirm::policy::AskCtx {
+                rule: None,
+                person: false,
+                session: None,
+            },
+        )),
+    ));
     Some(sizes)
+}
+
+/// The size of the future a call on a confirmation store boxes to keep a deferred
+/// confirmation (`defer_stored`), for a tool `name` of `tm` (which has a store) and
+/// a valid `input`. `None` without a store or such a tool.
+#[cfg(test)]
+fn defer_stored_size(tm: &Toolmark, name: &str, input: &Value) -> Option<usize> {
+    let inner = &tm.inner;
+    let shared = inner.shared.as_ref()?;
+    let entry = inner.lookup(name)?;
+    let decoded = (entry.decode)(input, true).ok()?;
+    let set = SecretSet::none();
+    let fut = crate::confirm::deferred::defer_stored(
+        inner,
+        shared,
+        &entry,
+        Caller::InApp,
+        input.clone(),
+        decoded,
+        crate::confirm::policy::AskCtx {
+            rule: None,
+            person: false,
+            session: None,
+        },
+        &set,
+    );
+    Some(std::mem::size_of_val(&fut))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{ToolError, ToolSpec};
+
+    #[test]
+    fn a_stored_confirmations_box_fits_the_allocators_cache() {
+        let tm = Toolmark::builder()
+            .confirm_store(crate::store::MemoryStore::new())
+            .build()
+            .unwrap();
+        tm.scope("math")
+            .register(ToolSpec::typed("add", "Add", |_ctx, i: Add| async move {
+                Ok::<_, ToolError>(i.a + i.b)
+            }))
+            .unwrap();
+        let size = defer_stored_size(&tm, "math.add", &serde_json::json!({"a": 2, "b": 40}))
+            .expect("a toolmark with a store");
+        // 1,464 bytes while it was an `async fn` (its arguments kept twice) and an
+        // eviction's delivery was kept inline: past glibc's per-thread cache
+        // (1,032 bytes), so every deferred call on a store took the allocator's
+        // slow path for it.
+        assert!(size <= 1032, "defer_stored's future grew to {size} bytes");
+    }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     struct Add {
@@ -192,5 +257,8 @@ mod tests {
         // path was 1,136 bytes and took the allocator's slow path on every call).
         assert!(size("confirm_and_run future (boxed: a slow call's run path)") <= 1032);
         assert!(size("call_stored future (boxed: a call answered with a store)") <= 1032);
+        // So does a call waiting for an inline approval (1,376 bytes while its fn
+        // and its handler's were `async fn`s, each keeping its arguments twice).
+        assert!(size("inline_confirm future (boxed: a call waiting for its approval)") <= 1032);
     }
 }

@@ -226,47 +226,57 @@ pub(crate) fn defer(
 
 /// Deferred mode on a confirmation store: keep the call, sealed, and return
 /// `needs_confirmation`; the tool has not run.
+///
+/// A fn returning an `async` block (an `async fn` keeps its arguments twice): its
+/// caller boxes it, and under 1,032 bytes the box comes from the allocator's
+/// per-thread cache.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn defer_stored(
-    inner: &Arc<Inner>,
-    shared: &Shared,
-    entry: &Arc<ToolEntry>,
+// Not an `async fn`: see above (its arguments would be kept twice).
+#[allow(clippy::manual_async_fn)]
+pub(crate) fn defer_stored<'a>(
+    inner: &'a Arc<Inner>,
+    shared: &'a Shared,
+    entry: &'a Arc<ToolEntry>,
     caller: Caller,
     input: Value,
     decoded: Decoded,
     ask: AskCtx,
-    set: &SecretSet,
-) -> Observed<Outcome> {
-    // The store decodes again at approval (on any instance).
-    Quiet::new(decoded);
-    shared.start(inner);
-    let bound = Bound::Sealed(Registration::of(shared.origin(), entry));
-    let (d, outcome) = keep(inner, entry, caller, input, ask, bound, set);
-    // A store of the app's own that panics refuses the call; it never takes the
-    // caller's task down.
-    let put = std::panic::AssertUnwindSafe(shared.put(inner, &d)).catch_unwind();
-    let evicted = match put.await {
-        Ok(Ok(evicted)) => evicted,
-        Ok(Err(outcome)) => return SecretSet::none().outcome(outcome),
-        Err(_) => {
-            tracing::error!(target: "toolmark", "the confirmation store panicked; the call was refused");
-            return Observed::fixed(
-                RefusalCode::Unavailable,
-                "The confirmation store failed; nothing was run. Try again shortly",
-            );
+    set: &'a SecretSet,
+) -> impl std::future::Future<Output = Observed<Outcome>> + Send + 'a {
+    async move {
+        // The store decodes again at approval (on any instance).
+        Quiet::new(decoded);
+        shared.start(inner);
+        let bound = Bound::Sealed(Registration::of(shared.origin(), entry));
+        let (d, outcome) = keep(inner, entry, caller, input, ask, bound, set);
+        // A store of the app's own that panics refuses the call; it never takes the
+        // caller's task down.
+        let put = std::panic::AssertUnwindSafe(shared.put(inner, &d)).catch_unwind();
+        let evicted = match put.await {
+            Ok(Ok(evicted)) => evicted,
+            Ok(Err(outcome)) => return SecretSet::none().outcome(outcome),
+            Err(_) => {
+                tracing::error!(target: "toolmark", "the confirmation store panicked; the call was refused");
+                return Observed::fixed(
+                    RefusalCode::Unavailable,
+                    "The confirmation store failed; nothing was run. Try again shortly",
+                );
+            }
+        };
+        requested(inner, &d);
+        for (old, reason) in evicted {
+            inner.emit(|| Event::ConfirmationEvicted {
+                confirm_id: String::from(&*old.id),
+                tool: String::from(&*old.tool),
+                caller: old.caller,
+                reason,
+            });
+            // Boxed: eviction is rare, and its delivery's future would be kept
+            // in every stored call's.
+            Box::pin(dropped(inner, Some(shared), &old, DropReason::Expired)).await;
         }
-    };
-    requested(inner, &d);
-    for (old, reason) in evicted {
-        inner.emit(|| Event::ConfirmationEvicted {
-            confirm_id: String::from(&*old.id),
-            tool: String::from(&*old.tool),
-            caller: old.caller,
-            reason,
-        });
-        dropped(inner, Some(shared), &old, DropReason::Expired).await;
+        outcome
     }
-    outcome
 }
 
 /// A confirmation dropped without an answer: its event, and the agent is told

@@ -2,6 +2,7 @@
 //! inline ([`inline_confirm`]) and mid-run ([`ctx_confirm`]); and the pieces the
 //! deferred flow (`deferred.rs`) shares with them.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
@@ -131,153 +132,126 @@ pub(crate) fn restore_and_validate(
 /// the app's, and wait. An invalid edit asks again with
 /// the same id and the issues attached, until a valid approval, a rejection, the
 /// caller's signal or expiry.
+///
+/// A fn returning an `async` block, not an `async fn` (which keeps a second copy
+/// of its arguments across every await): the call's future boxes it, and kept
+/// under 1,032 bytes the box comes from the allocator's per-thread cache.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn inline_confirm(
-    inner: &Arc<Inner>,
-    entry: &Arc<ToolEntry>,
+// Not an `async fn`: see above (its arguments would be kept twice).
+#[allow(clippy::manual_async_fn)]
+pub(crate) fn inline_confirm<'a>(
+    inner: &'a Arc<Inner>,
+    entry: &'a Arc<ToolEntry>,
     caller: Caller,
     input: Value,
     decoded: Decoded,
-    signal: Option<&CancellationToken>,
+    signal: Option<&'a CancellationToken>,
     own: Option<Arc<dyn ConfirmHandler>>,
     ask: AskCtx,
-) -> Result<(Value, Decoded), Outcome> {
-    // Dropped quietly if the call is not run (its `Drop` may panic).
-    let mut decoded = Quiet::new(decoded);
-    // A call only a person of the app may approve is never put to its own client.
-    let own = own.filter(|_| !ask.person);
-    let approver_of = |by: Option<String>| match own {
-        Some(_) => Approver::Client { caller },
-        None => Approver::app(by.as_deref()),
-    };
-    let Some(handler) = own.clone().or_else(|| inner.config.confirm_handler.clone()) else {
-        if ask.person {
-            let reason = person_check(&ask, &Approver::Client { caller }).err();
+) -> impl Future<Output = Result<(Value, Decoded), Outcome>> + Send + 'a {
+    async move {
+        // Dropped quietly if the call is not run (its `Drop` may panic).
+        let mut decoded = Quiet::new(decoded);
+        // A call only a person of the app may approve is never put to its own client.
+        let own = own.filter(|_| !ask.person);
+        let approver_of = |by: Option<String>| match own {
+            Some(_) => Approver::Client { caller },
+            None => Approver::app(by.as_deref()),
+        };
+        let Some(handler) = own.clone().or_else(|| inner.config.confirm_handler.clone()) else {
+            if ask.person {
+                let reason = person_check(&ask, &Approver::Client { caller }).err();
+                return Err(Outcome::refused(
+                    RefusalCode::Rejected,
+                    reason.unwrap_or_default(),
+                ));
+            }
             return Err(Outcome::refused(
-                RefusalCode::Rejected,
-                reason.unwrap_or_default(),
+                RefusalCode::NotAllowed,
+                "No confirm handler",
             ));
-        }
-        return Err(Outcome::refused(
-            RefusalCode::NotAllowed,
-            "No confirm handler",
-        ));
-    };
-    let matcher = entry.matcher();
-    let changes = entry.changes_for(&input, &matcher);
-    // Kept for a re-ask: the changes the approver was first shown (an app's
-    // changes function may read live state; most calls have none: no copy).
-    let asked_changes = changes.clone();
-    let set = entry.secret_set(&input);
-    // What the approver sees, made by the call's secret set: for the first
-    // request and, the same way from the same parts, for one asked again.
-    let view_of = |changes| {
-        let summary = entry.summary_for(&input, &matcher);
-        set.view(&matcher, &input, summary, changes, true)
-    };
-    let view = view_of(changes);
-    let (wake_tx, mut wake_rx) = oneshot::channel();
-    let opened = open(
-        inner,
-        entry,
-        caller,
-        &view,
-        PendingKind::Inline {
-            wake: Some(wake_tx),
-        },
-        ask.clone(),
-    );
-    let _guard = OpenGuard {
-        inner,
-        id: opened.id.clone(),
-    };
-    let mut view = Some(view);
-    let mut issues = Vec::new();
-    loop {
-        // The first request takes the view itself; one asked again (after an
-        // invalid edit) has it made again from the first changes.
-        let View {
-            summary,
-            changes,
-            shown,
-        } = view
-            .take()
-            .unwrap_or_else(|| view_of(asked_changes.clone()))
-            .into_inner();
-        let request = ConfirmRequest {
-            confirm_id: opened.id.to_string(),
-            tool: entry.name.to_string(),
+        };
+        let matcher = entry.matcher();
+        let changes = entry.changes_for(&input, &matcher);
+        // Kept for a re-ask: the changes the approver was first shown (an app's
+        // changes function may read live state; most calls have none: no copy).
+        let asked_changes = changes.clone();
+        let set = entry.secret_set(&input);
+        // What the approver sees, made by the call's secret set: for the first
+        // request and, the same way from the same parts, for one asked again.
+        let view_of = |changes| {
+            let summary = entry.summary_for(&input, &matcher);
+            set.view(&matcher, &input, summary, changes, true)
+        };
+        let mut view = view_of(changes);
+        let (wake_tx, mut wake_rx) = oneshot::channel();
+        let opened = open(
+            inner,
+            entry,
             caller,
-            summary,
-            changes,
-            input: shown.unwrap_or(Value::Null),
-            expires_at: opened.expires_at,
-            issues: std::mem::take(&mut issues),
-        };
-        let decision = tokio::select! {
-            biased;
-            reason = &mut wake_rx => {
-                return Err(Outcome::Refused(drop_refusal(reason.unwrap_or(DropReason::Expired))));
-            }
-            () = maybe_cancelled(signal) => {
-                return Err(Outcome::refused(RefusalCode::Cancelled, "The caller cancelled the call while it waited for confirmation"));
-            }
-            d = ask_handler(&handler, request) => match d {
-                Some(d) => d,
-                None => {
-                    // `_guard` withdraws the confirmation.
-                    return Err(Outcome::Error(ToolError::new(
-                        "The confirm handler panicked; the call was not run",
-                    )));
-                }
+            &view,
+            PendingKind::Inline {
+                wake: Some(wake_tx),
             },
+            ask.clone(),
+        );
+        let _guard = OpenGuard {
+            inner,
+            id: opened.id.clone(),
         };
-        let (decision, by, remember_for) = decision.into_parts();
-        let approver = approver_of(by);
-        if !lock(&inner.pending).contains(&opened.id) {
-            let reason = wake_rx.try_recv().unwrap_or(DropReason::Expired);
-            return Err(Outcome::Refused(drop_refusal(reason)));
-        }
-        // Expiry is checked against the clock at approval time, not only by a timer.
-        if inner.now() >= opened.expires_at {
-            let taken = lock(&inner.pending).take(&opened.id);
-            if let Some(p) = taken {
-                inner.drop_pending(p, DropReason::Expired);
-            }
-            return Err(Outcome::Refused(drop_refusal(DropReason::Expired)));
-        }
-        if !decision.approved {
-            resolved(
-                inner,
-                &opened.id,
-                entry,
-                &decision,
-                Vec::new(),
-                &approver,
-                &set,
-            );
-            remember(
-                inner,
-                entry,
+        let mut issues = Vec::new();
+        loop {
+            // Each request takes the view whole: the first the one made above, one
+            // asked again (after an invalid edit) one made again from the first
+            // changes.
+            let View {
+                summary,
+                changes,
+                shown,
+            } = view.into_inner();
+            let request = ConfirmRequest {
+                confirm_id: opened.id.to_string(),
+                tool: entry.name.to_string(),
                 caller,
-                &ask,
-                remember_for,
-                false,
-                decision.reason.as_deref().map(|r| set.text(r).into_inner()),
-                &approver,
-            )
-            .await;
-            return Err(Outcome::Refused(rejected(&decision)));
-        }
-        if let Err(reason) = person_check(&ask, &approver) {
-            return Err(Outcome::refused(RefusalCode::Rejected, reason));
-        }
-        // The tool was hidden while the user decided: it cannot run now.
-        if !entry.scope.visible() {
-            return Err(Outcome::Refused(hidden_refusal(entry)));
-        }
-        match decision.input.clone() {
-            None => {
+                summary,
+                changes,
+                input: shown.unwrap_or(Value::Null),
+                expires_at: opened.expires_at,
+                issues: std::mem::take(&mut issues),
+            };
+            let decision = tokio::select! {
+                biased;
+                reason = &mut wake_rx => {
+                    return Err(Outcome::Refused(drop_refusal(reason.unwrap_or(DropReason::Expired))));
+                }
+                () = maybe_cancelled(signal) => {
+                    return Err(Outcome::refused(RefusalCode::Cancelled, "The caller cancelled the call while it waited for confirmation"));
+                }
+                d = ask_handler(&handler, request) => match d {
+                    Some(d) => d,
+                    None => {
+                        // `_guard` withdraws the confirmation.
+                        return Err(Outcome::Error(ToolError::new(
+                            "The confirm handler panicked; the call was not run",
+                        )));
+                    }
+                },
+            };
+            let (decision, by, remember_for) = decision.into_parts();
+            let approver = approver_of(by);
+            if !lock(&inner.pending).contains(&opened.id) {
+                let reason = wake_rx.try_recv().unwrap_or(DropReason::Expired);
+                return Err(Outcome::Refused(drop_refusal(reason)));
+            }
+            // Expiry is checked against the clock at approval time, not only by a timer.
+            if inner.now() >= opened.expires_at {
+                let taken = lock(&inner.pending).take(&opened.id);
+                if let Some(p) = taken {
+                    inner.drop_pending(p, DropReason::Expired);
+                }
+                return Err(Outcome::Refused(drop_refusal(DropReason::Expired)));
+            }
+            if !decision.approved {
                 resolved(
                     inner,
                     &opened.id,
@@ -293,20 +267,31 @@ pub(crate) async fn inline_confirm(
                     caller,
                     &ask,
                     remember_for,
-                    true,
-                    None,
+                    false,
+                    decision.reason.as_deref().map(|r| set.text(r).into_inner()),
                     &approver,
                 )
                 .await;
-                let Some(decoded) = decoded.take() else {
-                    return Err(Outcome::Error(ToolError::new("The call's input was lost")));
-                };
-                return Ok((input, decoded));
+                return Err(Outcome::Refused(rejected(&decision)));
             }
-            Some(edited) => match restore_and_validate(inner, entry, &input, edited) {
-                Ok((v, d)) => {
-                    let edited = diff_paths(&input, &v);
-                    resolved(inner, &opened.id, entry, &decision, edited, &approver, &set);
+            if let Err(reason) = person_check(&ask, &approver) {
+                return Err(Outcome::refused(RefusalCode::Rejected, reason));
+            }
+            // The tool was hidden while the user decided: it cannot run now.
+            if !entry.scope.visible() {
+                return Err(Outcome::Refused(hidden_refusal(entry)));
+            }
+            match decision.input.clone() {
+                None => {
+                    resolved(
+                        inner,
+                        &opened.id,
+                        entry,
+                        &decision,
+                        Vec::new(),
+                        &approver,
+                        &set,
+                    );
                     remember(
                         inner,
                         entry,
@@ -318,21 +303,50 @@ pub(crate) async fn inline_confirm(
                         &approver,
                     )
                     .await;
-                    return Ok((v, d));
+                    let Some(decoded) = decoded.take() else {
+                        return Err(Outcome::Error(ToolError::new("The call's input was lost")));
+                    };
+                    return Ok((input, decoded));
                 }
-                Err(found) => issues = found,
-            },
+                Some(edited) => match restore_and_validate(inner, entry, &input, edited) {
+                    Ok((v, d)) => {
+                        let edited = diff_paths(&input, &v);
+                        resolved(inner, &opened.id, entry, &decision, edited, &approver, &set);
+                        remember(
+                            inner,
+                            entry,
+                            caller,
+                            &ask,
+                            remember_for,
+                            true,
+                            None,
+                            &approver,
+                        )
+                        .await;
+                        return Ok((v, d));
+                    }
+                    Err(found) => {
+                        issues = found;
+                        view = view_of(asked_changes.clone());
+                    }
+                },
+            }
         }
     }
 }
 
 /// Ask the handler, catching a panic in it (`None`): a panicking handler must not
 /// take the call's task down.
-async fn ask_handler(handler: &Arc<dyn ConfirmHandler>, request: ConfirmRequest) -> Option<Answer> {
+///
+/// Not an `async fn`: one would keep the request twice (its argument, and inside
+/// the caught future), 184 bytes more in every waiting inline confirmation.
+fn ask_handler(
+    handler: &Arc<dyn ConfirmHandler>,
+    request: ConfirmRequest,
+) -> impl Future<Output = Option<Answer>> + Send + '_ {
     std::panic::AssertUnwindSafe(async move { handler.answer(request).await })
         .catch_unwind()
-        .await
-        .ok()
+        .map(Result::ok)
 }
 
 /// A change path as the matcher reads it: a JSON Pointer (`/cards/0/cvc`, with

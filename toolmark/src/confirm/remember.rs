@@ -309,18 +309,25 @@ pub(crate) fn person_check(ask: &AskCtx, approver: &Approver) -> Result<(), Stri
 /// [`For::Always`] decision goes to the confirmation store when there is one
 /// (sealed, shared by every instance); a store that cannot be reached keeps
 /// nothing (the decision still answers this call).
+///
+/// Synchronous but for a store's write: what it returns is ready at once unless
+/// a [`For::Always`] decision goes to the store (then it is that write, boxed).
+/// An `async fn` here was a 416-byte future kept in every waiting inline
+/// confirmation's, though most decisions are not remembered at all.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn remember(
-    inner: &Inner,
-    entry: &ToolEntry,
+pub(crate) fn remember<'a>(
+    inner: &'a Inner,
+    entry: &'a ToolEntry,
     caller: Caller,
     ask: &AskCtx,
     duration: Option<For>,
     approved: bool,
     reason: Option<String>,
     approver: &Approver,
-) {
-    let Some(duration) = duration else { return };
+) -> Remembering<'a> {
+    let Some(duration) = duration else {
+        return Remembering(None);
+    };
     if let Approver::Client { .. } = approver {
         // A client's (or a call's own handler's) answer decides its own call; the
         // app may let it cover that client's session, never more.
@@ -333,7 +340,7 @@ pub(crate) async fn remember(
                 tool = %entry.name,
                 "a calling client's decision is not remembered beyond its call"
             );
-            return;
+            return Remembering(None);
         }
     }
     if approved && entry.has_sensitive() {
@@ -342,7 +349,7 @@ pub(crate) async fn remember(
             tool = %entry.name,
             "an approval of a tool with sensitive paths is not remembered"
         );
-        return;
+        return Remembering(None);
     }
     let session = match duration {
         For::Session => ask.session.clone(),
@@ -371,16 +378,51 @@ pub(crate) async fn remember(
         (Some(shared), For::Always) => {
             let Some(record) = shared.seal_decision(&info) else {
                 tracing::warn!(target: "toolmark", tool = %entry.name, "the decision was not remembered: it could not be sealed");
-                return;
+                return Remembering(None);
             };
-            if let Err(e) = shared.store.remember(record).await {
-                tracing::warn!(target: "toolmark", error = %e, tool = %entry.name, "the decision was not remembered: the confirmation store cannot be reached");
-                return;
+            let write = shared.store.remember(record);
+            Remembering(Some(Box::pin(async move {
+                if let Err(e) = write.await {
+                    tracing::warn!(target: "toolmark", error = %e, tool = %entry.name, "the decision was not remembered: the confirmation store cannot be reached");
+                    return;
+                }
+                inner.emit(|| event);
+            })))
+        }
+        _ => {
+            lock(&inner.remembered).insert(Entry { info, session });
+            inner.emit(|| event);
+            Remembering(None)
+        }
+    }
+}
+
+/// What [`remember`] leaves to wait for: nothing, or a store's write (the
+/// decision's event follows it).
+#[must_use = "a decision for the store is written only when this is awaited"]
+pub(crate) struct Remembering<'a>(
+    Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>>,
+);
+
+impl std::future::Future for Remembering<'_> {
+    type Output = ();
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        let this = self.get_mut();
+        match &mut this.0 {
+            None => std::task::Poll::Ready(()),
+            Some(write) => {
+                let polled = write.as_mut().poll(cx);
+                if polled.is_ready() {
+                    this.0 = None;
+                }
+                polled
             }
         }
-        _ => lock(&inner.remembered).insert(Entry { info, session }),
     }
-    inner.emit(|| event);
 }
 
 impl Toolmark {
