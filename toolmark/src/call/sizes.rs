@@ -121,11 +121,7 @@ pub(crate) fn call_sizes(
                 entry: std::sync::Arc::clone(&entry),
                 input: input.clone(),
                 decoded,
-                ask: crate::confirm::policy::AskCtx {
-                    rule: None,
-                    person: false,
-                    session: None,
-                },
+                ask: plain_ask(),
                 set: SecretSet::none(),
             },
             opts(),
@@ -142,11 +138,7 @@ pub(crate) fn call_sizes(
             decoded,
             None,
             None,
-            crate::confirm::policy::AskCtx {
-                rule: None,
-                person: false,
-                session: None,
-            },
+            plain_ask(),
         )),
     ));
     Some(sizes)
@@ -155,6 +147,15 @@ pub(crate) fn call_sizes(
 /// The size of the future a call on a confirmation store boxes to keep a deferred
 /// confirmation (`defer_stored`), for a tool `name` of `tm` (which has a store) and
 /// a valid `input`. `None` without a store or such a tool.
+/// The context of a call asked with no policy rule, by anyone, outside a session.
+fn plain_ask() -> crate::confirm::policy::AskCtx {
+    crate::confirm::policy::AskCtx {
+        rule: None,
+        person: false,
+        session: None,
+    }
+}
+
 #[cfg(test)]
 fn defer_stored_size(tm: &Toolmark, name: &str, input: &Value) -> Option<usize> {
     let inner = &tm.inner;
@@ -169,11 +170,7 @@ fn defer_stored_size(tm: &Toolmark, name: &str, input: &Value) -> Option<usize> 
         Caller::InApp,
         input.clone(),
         decoded,
-        crate::confirm::policy::AskCtx {
-            rule: None,
-            person: false,
-            session: None,
-        },
+        plain_ask(),
         &set,
     );
     Some(std::mem::size_of_val(&fut))
