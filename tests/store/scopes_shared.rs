@@ -251,6 +251,8 @@ async fn memory_forged_relabelled_replayed_and_reordered_states_change_nothing()
 struct Flaky {
     inner: MemoryStore,
     down: Arc<AtomicBool>,
+    /// Refuse `remember` only (every other operation goes through).
+    no_remember: Arc<AtomicBool>,
     bus: broadcast::Sender<String>,
     scopes: bool,
 }
@@ -271,6 +273,7 @@ impl Flaky {
         Flaky {
             inner: inner.clone(),
             down,
+            no_remember: Arc::new(AtomicBool::new(false)),
             bus,
             scopes: true,
         }
@@ -278,6 +281,10 @@ impl Flaky {
 
     fn set_down(&self, down: bool) {
         self.down.store(down, Ordering::SeqCst);
+    }
+
+    fn refuse_remember(&self, refuse: bool) {
+        self.no_remember.store(refuse, Ordering::SeqCst);
     }
 
     fn up(&self) -> Result<(), StoreError> {
@@ -337,6 +344,9 @@ impl ConfirmStore for Flaky {
         self.bus.subscribe()
     }
     fn remember(&self, d: DecisionRecord) -> BoxFuture<'_, Result<(), StoreError>> {
+        if self.no_remember.load(Ordering::SeqCst) {
+            return Box::pin(async { Err(StoreError::unavailable("write refused")) });
+        }
         through!(self, self.inner.remember(d))
     }
     fn remembered_for<'a>(
@@ -706,4 +716,64 @@ async fn redis_stopped_keeps_each_instance_on_its_last_state_then_the_change_goe
         !shows(&b, ADMIN),
         "A's change reached B once Redis was back"
     );
+}
+
+/// A `For::Always` decision goes to the store: the `decision_remembered` event
+/// follows a write the store took, never one it refused (the call it answered
+/// still runs either way, and nothing is kept on a failed write).
+#[tokio::test]
+async fn memory_a_decision_the_store_refuses_is_not_announced_and_one_it_keeps_is() {
+    use toolmark::policy::{answering, For};
+    let store = MemoryStore::new();
+    let flaky = Flaky::new(&store);
+    let tm = Toolmark::builder()
+        .seal_key(KEY)
+        .confirm_store(flaky.clone())
+        .confirm_handler(answering(|_req| async {
+            toolmark::Decision::approve()
+                .by("user-1")
+                .remember(For::Always)
+        }))
+        .build()
+        .unwrap();
+    let runs = runs();
+    tm.register(guarded("create", &runs), Default::default())
+        .unwrap();
+    let mut events = tm.events();
+    let remembered = |events: &mut toolmark::Events| {
+        drain(events)
+            .into_iter()
+            .filter(|e| matches!(e, Event::DecisionRemembered { .. }))
+            .count()
+    };
+
+    // The store refuses the write only (its reads work): the call runs, nothing
+    // is kept, nothing is announced.
+    flaky.refuse_remember(true);
+    assert!(tm
+        .call("create", json!({}), opts(Caller::Mcp))
+        .await
+        .is_ok());
+    assert_eq!(count(&runs), 1);
+    assert_eq!(
+        remembered(&mut events),
+        0,
+        "a refused write is not announced"
+    );
+    assert!(tm.remembered_async().await.unwrap().is_empty());
+
+    // The store takes it: one event, one decision kept, and it answers the next call.
+    flaky.refuse_remember(false);
+    assert!(tm
+        .call("create", json!({}), opts(Caller::Mcp))
+        .await
+        .is_ok());
+    assert_eq!(remembered(&mut events), 1);
+    assert_eq!(tm.remembered_async().await.unwrap().len(), 1);
+    assert!(tm
+        .call("create", json!({}), opts(Caller::Mcp))
+        .await
+        .is_ok());
+    assert_eq!(count(&runs), 3);
+    assert_eq!(remembered(&mut events), 0, "answered, not remembered again");
 }
